@@ -1,0 +1,138 @@
+#include "corio/detail/posix_socket_ops.hpp"
+
+#include <cerrno>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <corio/detail/errno_result.hpp>
+#include <corio/error.hpp>
+
+namespace corio::detail {
+
+namespace {
+
+using boost::system::error_code;
+
+int open(int domain, int type, int protocol, error_code& ec) {
+    const int s = ::socket(domain, type | SOCK_CLOEXEC, protocol);
+    ec = s < 0 ? last_error() : error_code{};
+    return s;
+}
+
+error_code bind(int s, const sockaddr* addr, socklen_t len) {
+    return status_of(::bind(s, addr, len));
+}
+
+error_code listen(int s, int backlog) { return status_of(::listen(s, backlog)); }
+
+int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
+    const int n = ::accept4(s, addr, len, SOCK_CLOEXEC);
+    ec = n < 0 ? last_error() : error_code{};
+    return n;
+}
+
+error_code connect(int s, const sockaddr* addr, socklen_t len) {
+    return status_of(::connect(s, addr, len));
+}
+
+error_code shutdown(int s, int how) { return status_of(::shutdown(s, how)); }
+
+error_code close(int s) {
+    // Linux releases the descriptor even when close reports EINTR; retrying
+    // could close a descriptor another thread has just been given.
+    const int result = ::close(s);
+    if (result == -1 && errno == EINTR)
+        return {};
+    return status_of(result);
+}
+
+std::size_t recv(int s, void* buf, std::size_t len, int flags, error_code& ec) {
+    return received_count(::recv(s, buf, len, flags), len > 0, ec);
+}
+
+// MSG_NOSIGNAL: a peer that went away must become EPIPE, not kill the process.
+std::size_t send(int s, const void* buf, std::size_t len, int flags, error_code& ec) {
+    return count_of(::send(s, buf, len, flags | MSG_NOSIGNAL), ec);
+}
+
+std::size_t readv(int s, const iovec* iov, int iovcnt, error_code& ec) {
+    return received_count(::readv(s, iov, iovcnt), wants_bytes(iov, iovcnt), ec);
+}
+
+// writev cannot take MSG_NOSIGNAL, so gather writes go through sendmsg.
+std::size_t writev(int s, const iovec* iov, int iovcnt, error_code& ec) {
+    msghdr message{};
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(iovcnt);
+    return count_of(::sendmsg(s, &message, MSG_NOSIGNAL), ec);
+}
+
+std::size_t poll(pollfd* fds, nfds_t nfds, poll_timeout timeout, error_code& ec) {
+    return count_of(::poll(fds, nfds, static_cast<int>(timeout)), ec);
+}
+
+error_code setsockopt(int s, int level, int name, const void* value, socklen_t len) {
+    return status_of(::setsockopt(s, level, name, value, len));
+}
+
+error_code getsockopt(int s, int level, int name, void* value, socklen_t* len) {
+    return status_of(::getsockopt(s, level, name, value, len));
+}
+
+error_code set_nonblocking(int s, bool on) {
+    const int flags = ::fcntl(s, F_GETFL);
+    if (flags < 0)
+        return last_error();
+    return status_of(::fcntl(s, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK));
+}
+
+error_code getpeername(int s, sockaddr* addr, socklen_t* len) {
+    return status_of(::getpeername(s, addr, len));
+}
+
+error_code getsockname(int s, sockaddr* addr, socklen_t* len) {
+    return status_of(::getsockname(s, addr, len));
+}
+
+off_t iomap(int, void*, std::size_t, int, off_t, error_code& ec) {
+    ec = error::not_supported_by_transport;
+    return -1;
+}
+
+error_code iounmap(int, void*, std::size_t) { return error::not_supported_by_transport; }
+
+std::size_t iowrite(int, const void*, std::size_t, off_t, const remote_mapping&, int,
+                    error_code& ec) {
+    ec = error::not_supported_by_transport;
+    return 0;
+}
+
+} // namespace
+
+const socket_ops posix_socket_ops = {
+    .name = "tcp",
+    .open = open,
+    .bind = bind,
+    .listen = listen,
+    .accept = accept,
+    .connect = connect,
+    .shutdown = shutdown,
+    .close = close,
+    .recv = recv,
+    .send = send,
+    .readv = readv,
+    .writev = writev,
+    .poll = poll,
+    .setsockopt = setsockopt,
+    .getsockopt = getsockopt,
+    .set_nonblocking = set_nonblocking,
+    .getpeername = getpeername,
+    .getsockname = getsockname,
+    .iomap = iomap,
+    .iounmap = iounmap,
+    .iowrite = iowrite,
+};
+
+} // namespace corio::detail

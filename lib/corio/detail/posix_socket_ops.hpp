@@ -1,0 +1,12 @@
+#pragma once
+
+#include <corio/detail/socket_ops.hpp>
+
+namespace corio::detail {
+
+/// Kernel sockets behind the socket_ops interface, for the TCP transport.
+/// The iomap calls report error::not_supported_by_transport until the TCP
+/// emulation of riomap/riowrite exists.
+extern const socket_ops posix_socket_ops;
+
+} // namespace corio::detail

@@ -1,0 +1,77 @@
+#include "corio/error.hpp"
+
+#include <cerrno>
+
+namespace corio {
+
+namespace {
+
+class corio_error_category final : public boost::system::error_category {
+public:
+    const char* name() const noexcept override { return "corio"; }
+
+    std::string message(int value) const override {
+        switch (static_cast<error>(value)) {
+        case error::no_rdma_device:
+            return "No RDMA device is available";
+        case error::no_remote_mapping:
+            return "No peer mapping covers the iowrite offset";
+        case error::iowrite_out_of_bounds:
+            return "The iowrite runs past the end of the peer mapping";
+        case error::option_after_connect:
+            return "RDMA options must be set before connect or listen";
+        case error::not_supported_by_transport:
+            return "The operation is not supported by this transport";
+        case error::protocol_error:
+            return "The peer violated the corio protocol";
+        case error::protocol_version_mismatch:
+            return "The peer speaks another version of the corio protocol";
+        }
+        return "Unknown corio error";
+    }
+
+    boost::system::error_condition default_error_condition(int value) const noexcept override {
+        if (static_cast<error>(value) == error::no_rdma_device)
+            return make_error_condition(condition::no_rdma_device);
+        return {value, *this};
+    }
+};
+
+class corio_condition_category final : public boost::system::error_category {
+public:
+    const char* name() const noexcept override { return "corio.condition"; }
+
+    std::string message(int value) const override {
+        switch (static_cast<condition>(value)) {
+        case condition::no_rdma_device:
+            return "No RDMA device is available";
+        }
+        return "Unknown corio condition";
+    }
+
+    // librdmacm reports a missing device as plain ENODEV; matching it here lets
+    // callers test `ec == corio::condition::no_rdma_device` whatever produced ec.
+    bool equivalent(const boost::system::error_code& code, int value) const noexcept override {
+        if (static_cast<condition>(value) != condition::no_rdma_device)
+            return false;
+        if (code.category() == corio::error_category())
+            return code.value() == static_cast<int>(error::no_rdma_device);
+        return (code.category() == boost::system::system_category() ||
+                code.category() == boost::system::generic_category()) &&
+               code.value() == ENODEV;
+    }
+};
+
+} // namespace
+
+const boost::system::error_category& error_category() noexcept {
+    static const corio_error_category category;
+    return category;
+}
+
+const boost::system::error_category& condition_category() noexcept {
+    static const corio_condition_category category;
+    return category;
+}
+
+} // namespace corio

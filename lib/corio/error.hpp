@@ -1,0 +1,56 @@
+#pragma once
+
+#include <string>
+#include <system_error>
+
+#include <boost/system/error_code.hpp>
+
+namespace corio {
+
+/// Errors that errno cannot express. Everything errno can say stays in
+/// boost::system::system_category, so callers compare against the usual
+/// boost::asio::error values.
+enum class error {
+    /// rsocket() found no RDMA device (librdmacm reports ENODEV).
+    no_rdma_device = 1,
+    /// riowrite found no mapping of the peer's covering the offset. rdma-core
+    /// signals this by returning 0 without setting errno.
+    no_remote_mapping,
+    /// An iowrite would run past the end of the peer mapping it targets.
+    /// rdma-core v44 loops forever on such a write, so it is refused first.
+    iowrite_out_of_bounds,
+    /// An RDMA-only option was set after connect or listen, when rsockets
+    /// no longer apply it.
+    option_after_connect,
+    /// The operation needs the other transport (for example an RDMA option on
+    /// a TCP stream that did not negotiate it).
+    not_supported_by_transport,
+    /// The peer sent data that breaks a corio protocol.
+    protocol_error,
+    /// The peer speaks a different version of a corio protocol.
+    protocol_version_mismatch,
+};
+
+/// Portable conditions, matched by codes from several categories.
+enum class condition {
+    /// No RDMA device: matches corio::error::no_rdma_device and ENODEV.
+    no_rdma_device = 1,
+};
+
+const boost::system::error_category& error_category() noexcept;
+const boost::system::error_category& condition_category() noexcept;
+
+inline boost::system::error_code make_error_code(error e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+inline boost::system::error_condition make_error_condition(condition c) noexcept {
+    return {static_cast<int>(c), condition_category()};
+}
+
+} // namespace corio
+
+namespace boost::system {
+template <> struct is_error_code_enum<corio::error> : std::true_type {};
+template <> struct is_error_condition_enum<corio::condition> : std::true_type {};
+} // namespace boost::system
