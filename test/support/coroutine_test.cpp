@@ -6,11 +6,16 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <corio/rpoll_service.hpp>
+
+#include "transport_under_test.hpp"
+
 namespace corio::test {
 
 void run_coroutine(const std::function<boost::asio::awaitable<void>()>& body,
                    std::chrono::steady_clock::duration deadline) {
     boost::asio::io_context context;
+    corio::set_poll_mode(context, poll_mode_under_test());
     std::exception_ptr failure;
     bool finished = false;
     boost::asio::co_spawn(context, body(), [&](std::exception_ptr e) {

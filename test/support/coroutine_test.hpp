@@ -10,7 +10,8 @@ namespace corio::test {
 
 inline constexpr std::chrono::seconds default_deadline{10};
 
-/// Runs `body` on a fresh io_context until it finishes. An exception thrown by
+/// Runs `body` on a fresh io_context, in poll_mode_under_test(), until it
+/// finishes. An exception thrown by
 /// the body fails the test; so does a body still unfinished at `deadline` or
 /// suspended with nothing left that could resume it.
 void run_coroutine(const std::function<boost::asio::awaitable<void>()>& body,

@@ -1,0 +1,294 @@
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/socket_base.hpp>
+
+#include <corio/basic_stream.hpp>
+#include <corio/detail/accept_operation.hpp>
+#include <corio/detail/socket_control.hpp>
+#include <corio/rpoll_service.hpp>
+#include <corio/transport.hpp>
+
+namespace corio {
+
+/// Accepts connections over rsockets or kernel TCP, shaped like
+/// boost::asio::basic_socket_acceptor.
+///
+/// A listening rsocket is re-checked every
+/// rpoll_service::accept_retry_interval while an accept waits: rdma-core
+/// v44's rpoll may otherwise not report a new connection for up to 5 s.
+///
+/// @par Thread Safety
+/// Distinct objects: safe. Shared objects: unsafe.
+///
+/// @par Per-Operation Cancellation
+/// async_accept supports terminal, partial and total cancellation: a
+/// pending accept completes with boost::asio::error::operation_aborted.
+template <class Executor = boost::asio::any_io_executor>
+class basic_acceptor {
+public:
+    using executor_type = Executor;
+    using endpoint_type = boost::asio::ip::tcp::endpoint;
+    using native_handle_type = int;
+    using stream_type = basic_stream<Executor>;
+
+    template <class OtherExecutor>
+    struct rebind_executor {
+        using other = basic_acceptor<OtherExecutor>;
+    };
+
+    /// A closed acceptor.
+    explicit basic_acceptor(const executor_type& executor)
+        : executor_(executor),
+          service_(&boost::asio::use_service<rpoll_service>(
+              boost::asio::query(executor, boost::asio::execution::context))),
+          impl_(service_->create_impl()) {}
+
+    /// Opens, sets reuse_address (kernel sockets), binds to `local` and
+    /// listens: the usual server set-up in one step.
+    basic_acceptor(const executor_type& executor, const endpoint_type& local,
+                   corio::transport t = corio::transport::automatic,
+                   int backlog = boost::asio::socket_base::max_listen_connections)
+        : basic_acceptor(executor) {
+        open(t, local.protocol());
+        if (impl_->transport_ == corio::transport::tcp) {
+            const int on = 1;
+            std::lock_guard io_lock(impl_->io_mutex_);
+            detail::throw_if(impl_->socket_.ops()->setsockopt(impl_->socket_.get(), SOL_SOCKET,
+                                                              SO_REUSEADDR, &on, sizeof on),
+                             "reuse_address");
+        }
+        bind(local);
+        listen(backlog);
+    }
+
+    template <class ExecutionContext>
+        requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    explicit basic_acceptor(ExecutionContext& context) : basic_acceptor(context.get_executor()) {}
+
+    template <class ExecutionContext>
+        requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    basic_acceptor(ExecutionContext& context, const endpoint_type& local,
+                   corio::transport t = corio::transport::automatic,
+                   int backlog = boost::asio::socket_base::max_listen_connections)
+        : basic_acceptor(context.get_executor(), local, t, backlog) {}
+
+    basic_acceptor(basic_acceptor&& other) noexcept
+        : executor_(other.executor_), service_(other.service_),
+          impl_(std::exchange(other.impl_, nullptr)) {}
+    basic_acceptor& operator=(basic_acceptor&& other) noexcept {
+        if (this != &other) {
+            release();
+            executor_ = other.executor_;
+            service_ = other.service_;
+            impl_ = std::exchange(other.impl_, nullptr);
+        }
+        return *this;
+    }
+    basic_acceptor(const basic_acceptor&) = delete;
+    basic_acceptor& operator=(const basic_acceptor&) = delete;
+
+    ~basic_acceptor() { release(); }
+
+    executor_type get_executor() const noexcept { return executor_; }
+
+    void open(corio::transport t = corio::transport::automatic,
+              const boost::asio::ip::tcp& protocol = boost::asio::ip::tcp::v4()) {
+        boost::system::error_code ec;
+        open(t, protocol, ec);
+        detail::throw_if(ec, "open");
+    }
+    void open(corio::transport t, const boost::asio::ip::tcp& protocol,
+              boost::system::error_code& ec) {
+        ec = detail::open_socket(*service_, *live(), t, protocol.family());
+    }
+
+    bool is_open() const noexcept {
+        return impl_ && impl_->phase_ != detail::socket_impl::phase::closed;
+    }
+    corio::transport transport() const noexcept {
+        return is_open() ? impl_->transport_ : corio::transport::automatic;
+    }
+    native_handle_type native_handle() const noexcept {
+        return is_open() ? impl_->socket_.get() : -1;
+    }
+
+    void bind(const endpoint_type& local) {
+        boost::system::error_code ec;
+        bind(local, ec);
+        detail::throw_if(ec, "bind");
+    }
+    void bind(const endpoint_type& local, boost::system::error_code& ec) {
+        ec = detail::bind_socket(*live(), local);
+    }
+
+    void listen(int backlog = boost::asio::socket_base::max_listen_connections) {
+        boost::system::error_code ec;
+        listen(backlog, ec);
+        detail::throw_if(ec, "listen");
+    }
+    void listen(int backlog, boost::system::error_code& ec) {
+        ec = detail::listen_socket(*service_, *live(), backlog);
+    }
+
+    endpoint_type local_endpoint() const {
+        boost::system::error_code ec;
+        auto e = local_endpoint(ec);
+        detail::throw_if(ec, "local_endpoint");
+        return e;
+    }
+    endpoint_type local_endpoint(boost::system::error_code& ec) const {
+        return impl_ ? detail::socket_endpoint(*impl_, false, ec)
+                     : (ec = boost::asio::error::bad_descriptor, endpoint_type());
+    }
+
+    template <class Option>
+    void set_option(const Option& option) {
+        boost::system::error_code ec;
+        set_option(option, ec);
+        detail::throw_if(ec, "set_option");
+    }
+    template <class Option>
+    void set_option(const Option& option, boost::system::error_code& ec) {
+        ec = detail::check_option_allowed(*live(), Option::rdma_only);
+        if (!ec) {
+            std::lock_guard io_lock(impl_->io_mutex_);
+            ec = option.apply(*impl_->socket_.ops(), impl_->socket_.get());
+        }
+    }
+    template <class Option>
+    void get_option(Option& option) const {
+        boost::system::error_code ec;
+        get_option(option, ec);
+        detail::throw_if(ec, "get_option");
+    }
+    template <class Option>
+    void get_option(Option& option, boost::system::error_code& ec) const {
+        if (!impl_) {
+            ec = boost::asio::error::bad_descriptor;
+            return;
+        }
+        ec = detail::check_option_allowed(*impl_, false);
+        if (!ec) {
+            std::lock_guard io_lock(impl_->io_mutex_);
+            ec = option.query(*impl_->socket_.ops(), impl_->socket_.get());
+        }
+    }
+
+    void close() {
+        boost::system::error_code ec;
+        close(ec);
+        detail::throw_if(ec, "close");
+    }
+    void close(boost::system::error_code& ec) { ec = service_->close(*live()); }
+
+    void cancel() {
+        boost::system::error_code ec;
+        cancel(ec);
+        detail::throw_if(ec, "cancel");
+    }
+    void cancel(boost::system::error_code& ec) {
+        if (!is_open()) {
+            ec = boost::asio::error::bad_descriptor;
+            return;
+        }
+        service_->cancel_all(*impl_);
+        ec.clear();
+    }
+
+    /// Accepts a connection into a new stream on this acceptor's executor.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code, basic_stream<Executor>) @endcode
+    template <class AcceptToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_accept(AcceptToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<AcceptToken,
+                                           void(boost::system::error_code, stream_type)>(
+            initiate_async_accept(this), token);
+    }
+
+    /// Accepts a connection into `peer`, which must be closed.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code) @endcode
+    template <class PeerExecutor,
+              class AcceptToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_accept(basic_stream<PeerExecutor>& peer,
+                      AcceptToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<AcceptToken, void(boost::system::error_code)>(
+            initiate_async_accept_into(this), token, &peer);
+    }
+
+private:
+    detail::socket_impl* live() {
+        if (!impl_)
+            impl_ = service_->create_impl();
+        return impl_.get();
+    }
+
+    std::shared_ptr<detail::socket_impl> impl_shared() {
+        live();
+        return impl_;
+    }
+
+    void release() noexcept {
+        if (impl_) {
+            service_->release_impl(*impl_);
+            impl_.reset();
+        }
+    }
+
+    class initiate_async_accept {
+    public:
+        using executor_type = Executor;
+        explicit initiate_async_accept(basic_acceptor* self) noexcept : self_(self) {}
+        executor_type get_executor() const noexcept { return self_->get_executor(); }
+
+        template <class Handler>
+        void operator()(Handler&& handler) const {
+            using op_type = detail::accept_operation<stream_type, std::decay_t<Handler>, Executor>;
+            op_type::start(new op_type(*self_->service_, self_->impl_shared(),
+                                       stream_type(self_->executor_), std::forward<Handler>(handler),
+                                       self_->executor_));
+        }
+
+    private:
+        basic_acceptor* self_;
+    };
+
+    class initiate_async_accept_into {
+    public:
+        using executor_type = Executor;
+        explicit initiate_async_accept_into(basic_acceptor* self) noexcept : self_(self) {}
+        executor_type get_executor() const noexcept { return self_->get_executor(); }
+
+        template <class Handler, class PeerExecutor>
+        void operator()(Handler&& handler, basic_stream<PeerExecutor>* peer) const {
+            using op_type = detail::accept_operation<basic_stream<PeerExecutor>*,
+                                                     std::decay_t<Handler>, Executor>;
+            auto* op = new op_type(*self_->service_, self_->impl_shared(), peer,
+                                   std::forward<Handler>(handler), self_->executor_);
+            if (peer->is_open()) {
+                op->ec_ = boost::asio::error::already_open;
+                op_type::finish(op);
+                return;
+            }
+            op_type::start(op);
+        }
+
+    private:
+        basic_acceptor* self_;
+    };
+
+    Executor executor_;
+    rpoll_service* service_;
+    std::shared_ptr<detail::socket_impl> impl_;
+};
+
+} // namespace corio

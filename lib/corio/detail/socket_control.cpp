@@ -1,0 +1,143 @@
+#include "corio/detail/socket_control.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <boost/asio/error.hpp>
+
+#include <corio/detail/socket_impl.hpp>
+#include <corio/error.hpp>
+#include <corio/rpoll_service.hpp>
+
+namespace corio::detail {
+
+using boost::system::error_code;
+
+error_code open_socket(rpoll_service& service, socket_impl& impl, transport t, int family) {
+    {
+        std::lock_guard io_lock(impl.io_mutex_);
+        if (impl.socket_.is_valid())
+            return boost::asio::error::already_open;
+    }
+    t = resolve_transport(t);
+    const socket_ops& ops = ops_for(t);
+    error_code ec;
+    unique_socket socket(ops.open(family, SOCK_STREAM | SOCK_NONBLOCK, 0, ec), ops);
+    if (ec)
+        return ec;
+    service.attach(impl, std::move(socket), t, socket_impl::phase::open);
+    return {};
+}
+
+error_code start_connect(rpoll_service& service, socket_impl& impl, transport t,
+                         const boost::asio::ip::tcp::endpoint& peer, bool& in_progress) {
+    in_progress = false;
+    bool open = false;
+    {
+        std::lock_guard io_lock(impl.io_mutex_);
+        open = impl.socket_.is_valid();
+    }
+    if (!open) {
+        if (const auto ec = open_socket(service, impl, t, peer.protocol().family()))
+            return ec;
+    }
+    if (impl.phase_ != socket_impl::phase::open)
+        return impl.phase_ == socket_impl::phase::connected ? boost::asio::error::already_connected
+                                                             : boost::asio::error::invalid_argument;
+    std::lock_guard io_lock(impl.io_mutex_);
+    const auto ec = impl.socket_.ops()->connect(impl.socket_.get(), peer.data(),
+                                                static_cast<socklen_t>(peer.size()));
+    if (ec == boost::asio::error::in_progress || ec == boost::asio::error::would_block) {
+        impl.phase_ = socket_impl::phase::connecting;
+        in_progress = true;
+        return {};
+    }
+    if (!ec)
+        impl.phase_ = socket_impl::phase::connected;
+    return ec;
+}
+
+error_code bind_socket(socket_impl& impl, const boost::asio::ip::tcp::endpoint& local) {
+    std::lock_guard io_lock(impl.io_mutex_);
+    if (!impl.socket_.is_valid())
+        return boost::asio::error::bad_descriptor;
+    return impl.socket_.ops()->bind(impl.socket_.get(), local.data(),
+                                    static_cast<socklen_t>(local.size()));
+}
+
+error_code listen_socket(rpoll_service& service, socket_impl& impl, int backlog) {
+    {
+        std::lock_guard io_lock(impl.io_mutex_);
+        if (!impl.socket_.is_valid())
+            return boost::asio::error::bad_descriptor;
+        if (const auto ec = impl.socket_.ops()->listen(impl.socket_.get(), backlog))
+            return ec;
+    }
+    impl.phase_ = socket_impl::phase::listening;
+    service.set_retry_accept(impl, impl.transport_ == transport::rsocket);
+    return {};
+}
+
+error_code shutdown_socket(socket_impl& impl, int how) {
+    std::lock_guard io_lock(impl.io_mutex_);
+    if (!impl.socket_.is_valid())
+        return boost::asio::error::bad_descriptor;
+    return impl.socket_.ops()->shutdown(impl.socket_.get(), how);
+}
+
+boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote, error_code& ec) {
+    boost::asio::ip::tcp::endpoint endpoint;
+    std::lock_guard io_lock(impl.io_mutex_);
+    if (!impl.socket_.is_valid()) {
+        ec = boost::asio::error::bad_descriptor;
+        return endpoint;
+    }
+    socklen_t len = static_cast<socklen_t>(endpoint.capacity());
+    const socket_ops& ops = *impl.socket_.ops();
+    ec = remote ? ops.getpeername(impl.socket_.get(), endpoint.data(), &len)
+                : ops.getsockname(impl.socket_.get(), endpoint.data(), &len);
+    if (!ec)
+        endpoint.resize(len);
+    return endpoint;
+}
+
+std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
+                              std::size_t total, error_code& ec) {
+    if (total == 0) {
+        ec.clear();
+        return 0;
+    }
+    for (;;) {
+        pollfd fd{};
+        const socket_ops* ops_used = nullptr;
+        {
+            std::lock_guard io_lock(impl.io_mutex_);
+            if (!impl.socket_.is_valid()) {
+                ec = boost::asio::error::bad_descriptor;
+                return 0;
+            }
+            ops_used = impl.socket_.ops();
+            const socket_ops& ops = *ops_used;
+            const std::size_t n = kind == wait_kind::read
+                                      ? ops.readv(impl.socket_.get(), iov, count, ec)
+                                      : ops.writev(impl.socket_.get(), iov, count, ec);
+            if (ec != boost::asio::error::would_block && ec != boost::asio::error::try_again)
+                return n;
+            fd = {impl.socket_.get(), static_cast<short>(kind == wait_kind::read ? POLLIN : POLLOUT),
+                  0};
+        }
+        ops_used->poll(&fd, 1, poll_timeout::infinite, ec);
+        if (ec && ec != boost::asio::error::interrupted)
+            return 0;
+    }
+}
+
+error_code check_option_allowed(const socket_impl& impl, bool rdma_only) {
+    if (impl.phase_ == socket_impl::phase::closed)
+        return boost::asio::error::bad_descriptor;
+    if (rdma_only && impl.phase_ != socket_impl::phase::open)
+        return corio::error::option_after_connect;
+    return {};
+}
+
+} // namespace corio::detail

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstddef>
+
+#include <sys/uio.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <corio/detail/rpoll_operation.hpp>
+#include <corio/transport.hpp>
+
+namespace corio {
+class rpoll_service;
+}
+
+namespace corio::detail {
+
+class socket_impl;
+
+// The non-template work behind corio's I/O objects, kept out of the headers
+// so that each translation unit using a stream compiles it once.
+
+/// Opens a nonblocking socket of `t` (resolved) and family `family` on `impl`.
+boost::system::error_code open_socket(rpoll_service& service, socket_impl& impl, transport t,
+                                      int family);
+
+/// Starts a nonblocking connect; opens a socket of the endpoint's family and
+/// `t` first if `impl` has none. `in_progress` says whether to wait.
+boost::system::error_code start_connect(rpoll_service& service, socket_impl& impl, transport t,
+                                        const boost::asio::ip::tcp::endpoint& peer,
+                                        bool& in_progress);
+
+boost::system::error_code bind_socket(socket_impl& impl,
+                                      const boost::asio::ip::tcp::endpoint& local);
+boost::system::error_code listen_socket(rpoll_service& service, socket_impl& impl, int backlog);
+boost::system::error_code shutdown_socket(socket_impl& impl, int how);
+
+/// The local (remote false) or peer (remote true) address of `impl`'s socket.
+boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote,
+                                               boost::system::error_code& ec);
+
+/// A blocking read_some or write_some: the nonblocking call, then rpoll on
+/// this socket alone until it can go on.
+std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
+                              std::size_t total, boost::system::error_code& ec);
+
+/// Refuses an option the socket can no longer take: RDMA options after
+/// connect or listen (rsockets apply them when the connection is set up).
+boost::system::error_code check_option_allowed(const socket_impl& impl, bool rdma_only);
+
+} // namespace corio::detail

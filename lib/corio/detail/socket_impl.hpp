@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include <corio/detail/rpoll_operation.hpp>
+#include <corio/detail/unique_socket.hpp>
+#include <corio/transport.hpp>
+
+namespace corio::detail {
+
+/// Operations waiting for one kind of readiness on one socket, oldest first.
+struct wait_queue {
+    std::deque<rpoll_operation*> ops;
+    /// The operation handed to its executor (state scheduled or
+    /// cancel_requested), if any. The socket is left out of the poll set for
+    /// this kind until that run ends, which keeps operations of one kind in
+    /// order.
+    rpoll_operation* running = nullptr;
+
+    bool wants_poll() const noexcept { return !ops.empty() && running == nullptr; }
+    bool idle() const noexcept { return ops.empty() && running == nullptr; }
+};
+
+/// The state behind one stream or acceptor, shared by the I/O object and its
+/// operations in flight (an operation keeps its socket's state alive until
+/// it completes, so a run never touches freed memory).
+class socket_impl {
+public:
+    enum class phase { closed, open, connecting, connected, listening };
+
+    explicit socket_impl(std::uint64_t id) noexcept : id_(id) {}
+
+    socket_impl(const socket_impl&) = delete;
+    socket_impl& operator=(const socket_impl&) = delete;
+
+    /// Key of this state in the service's registry; never reused.
+    const std::uint64_t id_;
+
+    // Guarded by io_mutex_: the socket itself. A run holds the mutex around
+    // its nonblocking call, and close() takes it to release the descriptor,
+    // so a socket is never closed under a call in progress.
+    std::mutex io_mutex_;
+    unique_socket socket_;
+
+    // Set by open, read without a lock by the object's own thread and by
+    // operations of that object (Asio's rule: one object, one thread at a time).
+    transport transport_ = transport::tcp;
+    phase phase_ = phase::closed;
+
+    // Guarded by the service mutex.
+    wait_queue reads_;
+    wait_queue writes_;
+    /// Which rpoll under way has the descriptor in its set, if any: it must
+    /// not be closed until that call returns, and then by that caller.
+    enum class poller { none, thread, busy };
+    poller in_poll_ = poller::none;
+    /// A listening rsocket: rdma-core v44's rpoll may not report a new
+    /// connection for up to 5 s, so pending accepts are retried on a tick.
+    bool retry_accept_ = false;
+    /// close() ran: no new waits.
+    bool closed_ = false;
+
+    wait_queue& queue(wait_kind kind) noexcept { return kind == wait_kind::read ? reads_ : writes_; }
+};
+
+} // namespace corio::detail

@@ -1,0 +1,467 @@
+#include "corio/rpoll_service.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <corio/detail/rsocket_ops.hpp>
+
+namespace corio {
+
+using detail::op_state;
+using detail::rpoll_operation;
+using detail::socket_impl;
+using detail::wait_kind;
+
+boost::asio::execution_context::id rpoll_service::id;
+
+namespace {
+
+void drain(int fd) noexcept {
+    std::uint64_t count = 0;
+    [[maybe_unused]] const auto n = ::read(fd, &count, sizeof count);
+}
+
+constexpr short read_events = POLLIN | POLLERR | POLLHUP | POLLNVAL;
+constexpr short write_events = POLLOUT | POLLERR | POLLHUP | POLLNVAL;
+
+} // namespace
+
+rpoll_service::rpoll_service(boost::asio::execution_context& context)
+    : boost::asio::execution_context::service(context) {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    tick_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (wake_fd_ < 0 || tick_fd_ < 0) {
+        const boost::system::error_code ec(errno, boost::system::system_category());
+        if (wake_fd_ >= 0)
+            ::close(wake_fd_);
+        if (tick_fd_ >= 0)
+            ::close(tick_fd_);
+        throw boost::system::system_error(ec, "rpoll_service");
+    }
+}
+
+rpoll_service::~rpoll_service() {
+    shutdown();
+    ::close(wake_fd_);
+    ::close(tick_fd_);
+}
+
+void rpoll_service::shutdown() {
+    std::unique_lock lock(mutex_);
+    stopping_ = true;
+    wake_poller(lock);
+    std::thread poller = std::move(poller_);
+    lock.unlock();
+    if (poller.joinable())
+        poller.join();
+
+    // Asio requires a service to destroy, not invoke, the handlers it holds
+    // at shutdown. Destroying one may destroy a coroutine frame and with it an
+    // I/O object that calls back into this service, so collect under the
+    // lock and destroy outside it.
+    std::vector<rpoll_operation*> pending;
+    lock.lock();
+    for (auto& [id, impl] : impls_) {
+        for (auto* queue : {&impl->reads_, &impl->writes_}) {
+            pending.insert(pending.end(), queue->ops.begin(), queue->ops.end());
+            queue->ops.clear();
+        }
+    }
+    auto thread_closes = std::move(deferred_closes_[0]);
+    auto busy_closes = std::move(deferred_closes_[1]);
+    lock.unlock();
+    for (auto* op : pending)
+        op->destroy();
+}
+
+void rpoll_service::set_mode(poll_mode mode, const boost::asio::any_io_executor& busy_executor) {
+    std::unique_lock lock(mutex_);
+    mode_ = mode;
+    busy_executor_ = busy_executor;
+    if (mode == poll_mode::busy && !busy_executor_)
+        throw boost::system::system_error(boost::asio::error::invalid_argument,
+                                          "corio: busy polling needs an executor");
+    // The waits already queued move to the new mode's poller.
+    on_wait_changed(lock);
+    wake_poller(lock);
+}
+
+poll_mode rpoll_service::mode() const {
+    std::lock_guard lock(mutex_);
+    return mode_;
+}
+
+std::shared_ptr<socket_impl> rpoll_service::create_impl() {
+    std::lock_guard lock(mutex_);
+    auto impl = std::make_shared<socket_impl>(next_id_++);
+    impls_.emplace(impl->id_, impl.get());
+    return impl;
+}
+
+void rpoll_service::release_impl(socket_impl& impl) noexcept {
+    (void)close(impl);
+    std::lock_guard lock(mutex_);
+    impls_.erase(impl.id_);
+}
+
+void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, transport t,
+                           socket_impl::phase phase) {
+    {
+        std::lock_guard io_lock(impl.io_mutex_);
+        impl.socket_ = std::move(socket);
+    }
+    impl.transport_ = t;
+    impl.phase_ = phase;
+    std::lock_guard lock(mutex_);
+    impl.closed_ = false;
+    impl.retry_accept_ = false;
+}
+
+bool rpoll_service::may_try_now(socket_impl& impl, wait_kind kind) {
+    std::lock_guard lock(mutex_);
+    return impl.queue(kind).idle();
+}
+
+void rpoll_service::start_wait(rpoll_operation* op) {
+    std::unique_lock lock(mutex_);
+    socket_impl& impl = *op->impl_;
+    if (impl.closed_ || stopping_) {
+        // Closed between the operation's first try and now.
+        op->ec_ = boost::asio::error::operation_aborted;
+        op->state_.store(op_state::aborted, std::memory_order_release);
+        lock.unlock();
+        op->post_run();
+        return;
+    }
+    op->state_.store(op_state::queued, std::memory_order_release);
+    impl.queue(op->kind_).ops.push_back(op);
+    on_wait_changed(lock);
+}
+
+void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
+    if (mode_ == poll_mode::busy) {
+        post_busy_poll(lock);
+    } else {
+        ensure_poller_started(lock);
+        wake_poller(lock);
+    }
+}
+
+void rpoll_service::wake_poller(std::unique_lock<std::mutex>&) {
+    // Only a poller asleep in rpoll needs the eventfd; one that is not will
+    // rebuild its set before it sleeps again.
+    if (poller_in_rpoll_ && !wake_pending_) {
+        wake_pending_ = true;
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+    }
+}
+
+void rpoll_service::ensure_poller_started(std::unique_lock<std::mutex>&) {
+    if (!poller_.joinable() && !stopping_)
+        poller_ = std::thread([this] { poller_loop(); });
+}
+
+void rpoll_service::post_busy_poll(std::unique_lock<std::mutex>&) {
+    if (busy_posted_ || stopping_)
+        return;
+    busy_posted_ = true;
+    boost::asio::post(busy_executor_, [this] { busy_poll(); });
+}
+
+void rpoll_service::poller_loop() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        poll_once(lock, socket_impl::poller::thread);
+    }
+}
+
+void rpoll_service::busy_poll() {
+    std::unique_lock lock(mutex_);
+    busy_posted_ = false;
+    if (mode_ != poll_mode::busy || stopping_)
+        return;
+    poll_once(lock, socket_impl::poller::busy);
+    bool waiting = false;
+    for (auto& [id, impl] : impls_)
+        waiting = waiting || impl->reads_.wants_poll() || impl->writes_.wants_poll();
+    // Keep spinning only while something waits; start_wait posts again.
+    if (waiting)
+        post_busy_poll(lock);
+}
+
+void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::poller self) {
+    // The poller thread blocks and has the wake and tick fds in its set; the
+    // busy task never blocks and keeps time with the clock instead.
+    const bool with_wake_fds = self == socket_impl::poller::thread;
+    const auto timeout =
+        with_wake_fds ? detail::poll_timeout::infinite : detail::poll_timeout::immediate;
+    auto& deferred_closes = deferred_closes_[with_wake_fds ? 0 : 1];
+    std::vector<pollfd> fds;
+    // Ids, not pointers: an I/O object destroyed during the rpoll takes its
+    // state out of impls_, and the lookup afterwards then finds nothing.
+    std::vector<std::uint64_t> polled;
+    bool retry_due = false;
+
+    // In busy mode the poller thread sleeps on its eventfd alone: sockets are
+    // polled by the busy task, and two rpolls must never share a socket.
+    const bool poll_sockets = with_wake_fds == (mode_ == poll_mode::thread);
+    bool want_tick = false;
+    if (poll_sockets) {
+        for (auto& [id, impl] : impls_) {
+            if (impl->closed_ || impl->in_poll_ != socket_impl::poller::none)
+                continue;
+            short events = 0;
+            if (impl->reads_.wants_poll())
+                events |= POLLIN;
+            if (impl->writes_.wants_poll())
+                events |= POLLOUT;
+            if (events == 0)
+                continue;
+            // Read without io_mutex_: the descriptor changes only in attach
+            // (before any wait) and close (after closed_ is set, under this
+            // lock), so a waiting, open socket's number is stable here.
+            fds.push_back({impl->socket_.get(), events, 0});
+            polled.push_back(id);
+            impl->in_poll_ = self;
+            want_tick = want_tick || (impl->retry_accept_ && (events & POLLIN));
+        }
+    }
+    const std::size_t socket_count = fds.size();
+    if (with_wake_fds) {
+        fds.push_back({wake_fd_, POLLIN, 0});
+        if (want_tick != tick_armed_) {
+            // rpoll may sleep through a connection on a listening rsocket, so
+            // while an accept waits the set includes a ticking timerfd.
+            itimerspec spec{};
+            if (want_tick) {
+                const auto ns = std::chrono::nanoseconds(accept_retry_interval).count();
+                spec.it_interval.tv_nsec = spec.it_value.tv_nsec = ns;
+            }
+            ::timerfd_settime(tick_fd_, 0, &spec, nullptr);
+            tick_armed_ = want_tick;
+        }
+        if (tick_armed_)
+            fds.push_back({tick_fd_, POLLIN, 0});
+        poller_in_rpoll_ = true;
+    } else if (want_tick) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_busy_tick_ >= accept_retry_interval) {
+            last_busy_tick_ = now;
+            retry_due = true;
+        }
+    }
+
+    lock.unlock();
+    boost::system::error_code ec;
+    detail::rsocket_ops.poll(fds.data(), fds.size(), timeout, ec);
+    lock.lock();
+    poller_in_rpoll_ = false;
+
+    if (with_wake_fds) {
+        if (fds[socket_count].revents & POLLIN) {
+            drain(wake_fd_);
+        }
+        wake_pending_ = false;
+        if (tick_armed_ && fds.size() > socket_count + 1 && (fds[socket_count + 1].revents & POLLIN)) {
+            drain(tick_fd_);
+            retry_due = true;
+        }
+    }
+
+    std::vector<rpoll_operation*> ready;
+    for (std::size_t i = 0; i < socket_count; ++i) {
+        const auto found = impls_.find(polled[i]);
+        if (found == impls_.end())
+            continue;
+        socket_impl* impl = found->second;
+        impl->in_poll_ = socket_impl::poller::none;
+        // A socket closed during the rpoll: its waits were aborted already.
+        if (impl->closed_)
+            continue;
+        const short revents = ec ? 0 : fds[i].revents;
+        const bool retry = retry_due && impl->retry_accept_;
+        for (auto kind : {wait_kind::read, wait_kind::write}) {
+            auto& queue = impl->queue(kind);
+            const short events = kind == wait_kind::read ? read_events : write_events;
+            if (!queue.wants_poll() || !((revents & events) || (kind == wait_kind::read && retry)))
+                continue;
+            rpoll_operation* op = queue.ops.front();
+            queue.ops.pop_front();
+            // queued -> scheduled: under the lock, so no canceller can be
+            // removing it from the queue at the same time.
+            op->state_.store(op_state::scheduled, std::memory_order_release);
+            queue.running = op;
+            ready.push_back(op);
+        }
+    }
+    auto closes = std::move(deferred_closes);
+    deferred_closes.clear();
+
+    lock.unlock();
+    // Closing may block briefly (rclose flushes and disconnects); nothing
+    // else waits on this lock meanwhile.
+    closes.clear();
+    for (auto* op : ready)
+        op->post_run();
+    lock.lock();
+}
+
+void rpoll_service::finish_running(rpoll_operation* op) {
+    std::unique_lock lock(mutex_);
+    auto& queue = op->impl_->queue(op->kind_);
+    if (queue.running == op)
+        queue.running = nullptr;
+    // The next operation of this kind may now be polled for.
+    if (queue.wants_poll())
+        on_wait_changed(lock);
+}
+
+void rpoll_service::run_operation(rpoll_operation* op) {
+    op_state state = op->state_.load(std::memory_order_acquire);
+    if (state == op_state::scheduled) {
+        bool finished = true;
+        socket_impl& impl = *op->impl_;
+        {
+            std::lock_guard io_lock(impl.io_mutex_);
+            if (!impl.socket_.is_valid()) {
+                // close() won the race for the socket before we could call.
+                op->ec_ = boost::asio::error::operation_aborted;
+            } else if (op->state_.load(std::memory_order_acquire) == op_state::cancel_requested) {
+                op->ec_ = boost::asio::error::operation_aborted;
+            } else {
+                finished = op->perform(impl);
+            }
+        }
+        if (!finished) {
+            std::unique_lock lock(mutex_);
+            auto& queue = impl.queue(op->kind_);
+            // scheduled -> queued: wait again, at the front so that later
+            // operations of this kind stay behind it. A canceller may have
+            // moved it to cancel_requested meanwhile; then the exchange
+            // fails and the operation ends with operation_aborted.
+            state = op_state::scheduled;
+            if (!impl.closed_ &&
+                op->state_.compare_exchange_strong(state, op_state::queued,
+                                                   std::memory_order_acq_rel)) {
+                queue.running = nullptr;
+                queue.ops.push_front(op);
+                on_wait_changed(lock);
+                return;
+            }
+            op->ec_ = boost::asio::error::operation_aborted;
+        }
+        // scheduled or cancel_requested -> finished: the call's own result
+        // stands even if cancellation arrived during it, so bytes already
+        // moved are reported, never dropped.
+        op->state_.store(op_state::finished, std::memory_order_release);
+        finish_running(op);
+    } else if (state == op_state::cancel_requested) {
+        op->ec_ = boost::asio::error::operation_aborted;
+        op->state_.store(op_state::finished, std::memory_order_release);
+        finish_running(op);
+    }
+    // aborted or finished: whoever set that state also settled the queue.
+    op->complete();
+}
+
+void rpoll_service::cancel_operation(rpoll_operation* op) {
+    std::unique_lock lock(mutex_);
+    op_state state = op->state_.load(std::memory_order_acquire);
+    if (state == op_state::queued) {
+        auto& ops = op->impl_->queue(op->kind_).ops;
+        const auto it = std::find(ops.begin(), ops.end(), op);
+        if (it == ops.end())
+            return;
+        ops.erase(it);
+        // queued -> aborted, under the lock the poller also needs to take it.
+        op->ec_ = boost::asio::error::operation_aborted;
+        op->state_.store(op_state::aborted, std::memory_order_release);
+        lock.unlock();
+        op->post_run();
+    } else if (state == op_state::scheduled) {
+        // scheduled -> cancel_requested; fails harmlessly if the run got to
+        // queued or finished first (then it is queued again: retry, or done).
+        if (!op->state_.compare_exchange_strong(state, op_state::cancel_requested,
+                                                std::memory_order_acq_rel) &&
+            state == op_state::queued) {
+            lock.unlock();
+            cancel_operation(op);
+        }
+    }
+}
+
+void rpoll_service::abort_queued(socket_impl& impl, std::vector<rpoll_operation*>& aborted) {
+    for (auto* queue : {&impl.reads_, &impl.writes_}) {
+        for (auto* op : queue->ops) {
+            op->ec_ = boost::asio::error::operation_aborted;
+            op->state_.store(op_state::aborted, std::memory_order_release);
+            aborted.push_back(op);
+        }
+        queue->ops.clear();
+        if (queue->running) {
+            op_state expected = op_state::scheduled;
+            queue->running->state_.compare_exchange_strong(expected, op_state::cancel_requested,
+                                                           std::memory_order_acq_rel);
+        }
+    }
+}
+
+void rpoll_service::cancel_all(socket_impl& impl) {
+    std::vector<rpoll_operation*> aborted;
+    {
+        std::lock_guard lock(mutex_);
+        abort_queued(impl, aborted);
+    }
+    for (auto* op : aborted)
+        op->post_run();
+}
+
+boost::system::error_code rpoll_service::close(socket_impl& impl) {
+    std::vector<rpoll_operation*> aborted;
+    auto in_poll = socket_impl::poller::none;
+    {
+        std::lock_guard lock(mutex_);
+        abort_queued(impl, aborted);
+        impl.closed_ = true;
+        impl.retry_accept_ = false;
+        in_poll = impl.in_poll_;
+    }
+    for (auto* op : aborted)
+        op->post_run();
+
+    detail::unique_socket socket;
+    {
+        // Waits for a run in the middle of its call on this socket.
+        std::lock_guard io_lock(impl.io_mutex_);
+        socket = std::move(impl.socket_);
+    }
+    impl.phase_ = socket_impl::phase::closed;
+    if (in_poll != socket_impl::poller::none) {
+        std::unique_lock lock(mutex_);
+        if (impl.in_poll_ != socket_impl::poller::none) {
+            deferred_closes_[impl.in_poll_ == socket_impl::poller::thread ? 0 : 1].push_back(
+                std::move(socket));
+            wake_poller(lock);
+            return {};
+        }
+    }
+    return socket.reset();
+}
+
+void rpoll_service::set_retry_accept(socket_impl& impl, bool on) {
+    std::lock_guard lock(mutex_);
+    impl.retry_accept_ = on;
+}
+
+} // namespace corio

@@ -1,0 +1,145 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/execution_context.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <corio/detail/rpoll_operation.hpp>
+#include <corio/detail/socket_impl.hpp>
+#include <corio/detail/unique_socket.hpp>
+#include <corio/poll_mode.hpp>
+
+namespace corio {
+
+/// Drives readiness for every corio I/O object of one execution context.
+///
+/// rsocket descriptors are not what epoll can wait on: data readiness lives
+/// on a hidden completion-channel fd, and only rpoll() knows it. This
+/// service waits with rpoll (which also takes kernel fds, so the TCP
+/// transport shares the code path) and never runs user code while waiting:
+/// a ready operation is handed to its handler's executor, where it makes its
+/// nonblocking call. An operation holds outstanding work on that executor
+/// from initiation to completion, so io_context::run() does not return while
+/// one waits.
+///
+/// In poll_mode::thread, one poller thread (started on the first wait)
+/// blocks in rpoll(-1) over the waiting sockets and an eventfd that wakes it
+/// when the set changes. In poll_mode::busy, a task posted to the context
+/// polls with rpoll(0) and re-posts itself while anything waits. rpoll never
+/// gets a finite timeout (rdma-core v44 leaks a counter when one expires):
+/// the periodic re-check that rsocket listeners need (their rpoll can miss a
+/// connection for up to 5 s on v44) comes from a timerfd in the poll set.
+///
+/// @par Thread Safety
+/// Distinct objects: safe. Shared objects: safe; every member may be called
+/// from any thread.
+class rpoll_service final : public boost::asio::execution_context::service {
+public:
+    /// Asio's use_service<> needs a static id with Boost 1.81; key_type alone
+    /// does not compile there.
+    static boost::asio::execution_context::id id;
+
+    explicit rpoll_service(boost::asio::execution_context& context);
+    ~rpoll_service() override;
+
+    /// Chooses how waits are made from now on. `busy` needs the executor its
+    /// polling task runs on (normally the io_context's).
+    void set_mode(poll_mode mode, const boost::asio::any_io_executor& busy_executor);
+    void set_mode(poll_mode mode) { set_mode(mode, busy_executor_); }
+    poll_mode mode() const;
+
+    /// How long a listening rsocket may go unchecked while an accept waits.
+    static constexpr std::chrono::milliseconds accept_retry_interval{10};
+
+    // The interface below is for corio's I/O objects and operations.
+
+    /// New state for an I/O object, registered until release_impl.
+    std::shared_ptr<detail::socket_impl> create_impl();
+    /// The I/O object is gone: closes the socket and unregisters the state.
+    void release_impl(detail::socket_impl& impl) noexcept;
+
+    /// Gives `impl` an open socket (after close or before first use).
+    void attach(detail::socket_impl& impl, detail::unique_socket socket, transport t,
+                detail::socket_impl::phase phase);
+
+    /// True when nothing of `kind` is queued or running on `impl`, so a new
+    /// operation may make its call at once without overtaking another.
+    bool may_try_now(detail::socket_impl& impl, detail::wait_kind kind);
+
+    /// Queues `op` (state queued) until its socket is ready. If the socket
+    /// was closed meanwhile, `op` completes with operation_aborted.
+    void start_wait(detail::rpoll_operation* op);
+
+    /// Runs `op` on its handler's executor: the nonblocking call, then
+    /// completion or a new wait. Called through rpoll_operation::post_run.
+    void run_operation(detail::rpoll_operation* op);
+
+    /// Per-operation cancellation (terminal, partial or total alike: a
+    /// corio operation that has moved no bytes has no side effects).
+    void cancel_operation(detail::rpoll_operation* op);
+
+    /// Ends every pending operation on `impl` with operation_aborted.
+    void cancel_all(detail::socket_impl& impl);
+
+    /// cancel_all, then closes the socket. When the socket's descriptor is in
+    /// an rpoll under way, the close is left to whoever made that rpoll, once
+    /// it returns: rclose under a concurrent rpoll frees what rpoll reads.
+    boost::system::error_code close(detail::socket_impl& impl);
+
+    /// Marks `impl` as a listening rsocket whose accepts are retried on a tick.
+    void set_retry_accept(detail::socket_impl& impl, bool on);
+
+private:
+    void shutdown() override;
+
+    void ensure_poller_started(std::unique_lock<std::mutex>& lock);
+    void poller_loop();
+    void busy_poll();
+    void post_busy_poll(std::unique_lock<std::mutex>& lock);
+    /// One rpoll over every socket with a wait, then hands ready operations
+    /// to their executors. Called with `lock` held; unlocks around rpoll.
+    void poll_once(std::unique_lock<std::mutex>& lock, detail::socket_impl::poller self);
+    void wake_poller(std::unique_lock<std::mutex>& lock);
+    void on_wait_changed(std::unique_lock<std::mutex>& lock);
+    void finish_running(detail::rpoll_operation* op);
+    void abort_queued(detail::socket_impl& impl,
+                      std::vector<detail::rpoll_operation*>& aborted);
+
+    mutable std::mutex mutex_;
+    std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
+    std::uint64_t next_id_ = 1;
+    poll_mode mode_ = poll_mode::thread;
+    boost::asio::any_io_executor busy_executor_;
+    bool busy_posted_ = false;
+
+    // Poller thread state.
+    std::thread poller_;
+    bool stopping_ = false;
+    bool poller_in_rpoll_ = false;
+    bool wake_pending_ = false;
+    int wake_fd_ = -1;
+    int tick_fd_ = -1;
+    bool tick_armed_ = false;
+    std::chrono::steady_clock::time_point last_busy_tick_{};
+
+    /// Sockets closed while their descriptor was in an rpoll under way, per
+    /// poller (thread, busy); whoever made that rpoll closes them once it
+    /// returns.
+    std::vector<detail::unique_socket> deferred_closes_[2];
+};
+
+/// Sets the poll mode of the rpoll_service of `context`'s execution context.
+template <class ExecutionContext>
+void set_poll_mode(ExecutionContext& context, poll_mode mode) {
+    boost::asio::use_service<rpoll_service>(context).set_mode(mode, context.get_executor());
+}
+
+} // namespace corio

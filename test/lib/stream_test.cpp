@@ -1,0 +1,465 @@
+#define BOOST_TEST_MODULE stream
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
+
+#include <corio/acceptor.hpp>
+#include <corio/error.hpp>
+#include <corio/rpoll_service.hpp>
+#include <corio/stream.hpp>
+
+#include "coroutine_test.hpp"
+#include "transport_under_test.hpp"
+
+CORIO_TEST_TRANSPORT_FIXTURE();
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using namespace asio::experimental::awaitable_operators;
+using boost::system::error_code;
+using corio::test::make_stream_pair;
+
+namespace {
+
+std::vector<unsigned char> pattern(std::size_t n, unsigned seed) {
+    std::vector<unsigned char> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = static_cast<unsigned char>((i * 131 + seed) >> 3);
+    return v;
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, d);
+    co_await timer.async_wait(asio::use_awaitable);
+}
+
+/// Runs the context's other work until `done` or the limit.
+asio::awaitable<bool> wait_until(const bool& done, std::chrono::milliseconds limit = 5s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done && std::chrono::steady_clock::now() < deadline)
+        co_await sleep_for(1ms);
+    co_return done;
+}
+
+/// Starts writes until one stays pending: the peer reads nothing, so the
+/// send buffers fill. Returns the result slot of the pending write.
+struct pending_write {
+    bool done = false;
+    error_code ec;
+    std::size_t bytes = 0;
+};
+
+asio::awaitable<void> fill_until_pending(corio::stream& s, const std::vector<unsigned char>& block,
+                                         pending_write& result,
+                                         asio::cancellation_slot slot = {}) {
+    for (int i = 0; i < 10000; ++i) {
+        result = {};
+        s.async_write_some(asio::buffer(block),
+                           asio::bind_cancellation_slot(slot, [&](error_code ec, std::size_t n) {
+                               result.ec = ec;
+                               result.bytes = n;
+                               result.done = true;
+                           }));
+        co_await wait_until(result.done, 50ms);
+        if (!result.done)
+            co_return;
+        BOOST_TEST_REQUIRE(!result.ec, result.ec.message());
+    }
+    BOOST_FAIL("the send buffers never filled");
+}
+
+} // namespace
+
+CORIO_COROUTINE_TEST_CASE(connect_then_transfer_a_verified_pattern_both_ways) {
+    auto [client, server] = co_await make_stream_pair();
+    BOOST_TEST(client.is_open());
+    BOOST_TEST(server.is_open());
+    BOOST_TEST((client.transport() == corio::test::transport_under_test()));
+    BOOST_TEST(client.native_handle() >= 0);
+    BOOST_TEST((client.remote_endpoint() == server.local_endpoint()));
+    BOOST_TEST((client.local_endpoint() == server.remote_endpoint()));
+
+    const auto up = pattern(1 << 20, 1);
+    std::vector<unsigned char> got(up.size());
+    co_await (asio::async_write(client, asio::buffer(up), asio::use_awaitable) &&
+              asio::async_read(server, asio::buffer(got), asio::use_awaitable));
+    BOOST_TEST((got == up));
+
+    const auto down = pattern(777, 5);
+    std::vector<unsigned char> back(down.size());
+    co_await asio::async_write(server, asio::buffer(down), asio::use_awaitable);
+    co_await asio::async_read(client, asio::buffer(back), asio::use_awaitable);
+    BOOST_TEST((back == down));
+}
+
+CORIO_COROUTINE_TEST_CASE(gather_writes_and_scatter_reads) {
+    auto [client, server] = co_await make_stream_pair();
+    const std::string a = "scatter", b = "/", c = "gather";
+    const std::array<asio::const_buffer, 3> out{asio::buffer(a), asio::buffer(b), asio::buffer(c)};
+    co_await asio::async_write(client, out, asio::use_awaitable);
+    std::array<char, 4> x{};
+    std::array<char, 10> y{};
+    const std::array<asio::mutable_buffer, 2> in{asio::buffer(x), asio::buffer(y)};
+    const auto n = co_await asio::async_read(server, in, asio::use_awaitable);
+    BOOST_TEST(n == 14u);
+    BOOST_TEST(std::string(x.data(), 4) + std::string(y.data(), 10) == "scatter/gather");
+}
+
+CORIO_COROUTINE_TEST_CASE(empty_buffers_complete_at_once) {
+    auto [client, server] = co_await make_stream_pair();
+    BOOST_TEST(co_await server.async_read_some(asio::mutable_buffer(), asio::use_awaitable) == 0u);
+    BOOST_TEST(co_await client.async_write_some(asio::const_buffer(), asio::use_awaitable) == 0u);
+}
+
+CORIO_COROUTINE_TEST_CASE(read_until_works_unchanged) {
+    auto [client, server] = co_await make_stream_pair();
+    const std::string lines = "first line\nsecond line\n";
+    co_await asio::async_write(client, asio::buffer(lines), asio::use_awaitable);
+    std::string buffer;
+    auto n = co_await asio::async_read_until(server, asio::dynamic_buffer(buffer), '\n',
+                                             asio::use_awaitable);
+    BOOST_TEST(buffer.substr(0, n) == "first line\n");
+    buffer.erase(0, n);
+    n = co_await asio::async_read_until(server, asio::dynamic_buffer(buffer), '\n',
+                                        asio::use_awaitable);
+    BOOST_TEST(buffer.substr(0, n) == "second line\n");
+}
+
+CORIO_COROUTINE_TEST_CASE(peer_shutdown_reads_as_eof) {
+    auto [client, server] = co_await make_stream_pair();
+    co_await asio::async_write(client, asio::buffer("bye", 3), asio::use_awaitable);
+    client.shutdown(corio::stream::shutdown_send);
+    std::array<char, 3> got{};
+    co_await asio::async_read(server, asio::buffer(got), asio::use_awaitable);
+    std::array<char, 8> more{};
+    auto [ec, n] = co_await server.async_read_some(asio::buffer(more),
+                                                   asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == asio::error::eof), ec.message());
+    BOOST_TEST(n == 0u);
+}
+
+CORIO_COROUTINE_TEST_CASE(every_completion_token) {
+    auto [client, server] = co_await make_stream_pair();
+    auto executor = co_await asio::this_coro::executor;
+    std::array<char, 16> buf{};
+
+    // A plain callback.
+    bool called = false;
+    client.async_write_some(asio::buffer("cb", 2), [&](error_code ec, std::size_t n) {
+        BOOST_TEST(!ec);
+        BOOST_TEST(n == 2u);
+        called = true;
+    });
+    BOOST_TEST(co_await wait_until(called));
+    co_await asio::async_read(server, asio::buffer(buf, 2), asio::use_awaitable);
+    BOOST_TEST(std::string(buf.data(), 2) == "cb");
+
+    // deferred: nothing starts until the deferred operation is awaited.
+    auto deferred_write = client.async_write_some(asio::buffer("df", 2), asio::deferred);
+    co_await sleep_for(5ms);
+    BOOST_TEST(co_await std::move(deferred_write)(asio::use_awaitable) == 2u);
+    co_await asio::async_read(server, asio::buffer(buf, 2), asio::use_awaitable);
+    BOOST_TEST(std::string(buf.data(), 2) == "df");
+
+    // as_tuple
+    auto [ec, n] = co_await client.async_write_some(asio::buffer("at", 2),
+                                                    asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(!ec);
+    BOOST_TEST(n == 2u);
+    co_await asio::async_read(server, asio::buffer(buf, 2), asio::use_awaitable);
+
+    // bind_executor with a strand: the handler runs inside the strand.
+    auto strand = asio::make_strand(executor);
+    bool in_strand = false;
+    called = false;
+    client.async_write_some(asio::buffer("st", 2),
+                            asio::bind_executor(strand, [&](error_code, std::size_t) {
+                                in_strand = strand.running_in_this_thread();
+                                called = true;
+                            }));
+    BOOST_TEST(co_await wait_until(called));
+    BOOST_TEST(in_strand);
+    co_await asio::async_read(server, asio::buffer(buf, 2), asio::use_awaitable);
+}
+
+BOOST_AUTO_TEST_CASE(use_future_with_the_context_on_another_thread) {
+    asio::io_context context;
+    corio::set_poll_mode(context, corio::test::poll_mode_under_test());
+    auto work = asio::make_work_guard(context);
+    std::thread runner([&] { context.run(); });
+    std::pair<corio::stream, corio::stream> pair{corio::stream(context), corio::stream(context)};
+    auto made = asio::co_spawn(
+        context, [&]() -> asio::awaitable<void> { pair = co_await make_stream_pair(); },
+        asio::use_future);
+    BOOST_TEST_REQUIRE((made.wait_for(10s) == std::future_status::ready));
+    made.get();
+
+    auto written = pair.first.async_write_some(asio::buffer("future", 6), asio::use_future);
+    BOOST_TEST_REQUIRE((written.wait_for(10s) == std::future_status::ready));
+    BOOST_TEST(written.get() == 6u);
+    std::array<char, 6> buf{};
+    auto read = asio::async_read(pair.second, asio::buffer(buf), asio::use_future);
+    BOOST_TEST_REQUIRE((read.wait_for(10s) == std::future_status::ready));
+    BOOST_TEST(read.get() == 6u);
+    BOOST_TEST(std::string(buf.data(), 6) == "future");
+
+    // An error arrives as the future's exception.
+    pair.second.close();
+    auto failed = pair.second.async_read_some(asio::buffer(buf), asio::use_future);
+    BOOST_TEST_REQUIRE((failed.wait_for(10s) == std::future_status::ready));
+    BOOST_CHECK_THROW(failed.get(), boost::system::system_error);
+
+    asio::post(context, [&] { pair = {corio::stream(context), corio::stream(context)}; });
+    work.reset();
+    runner.join();
+}
+
+CORIO_COROUTINE_TEST_CASE(cancelling_a_pending_read_each_way) {
+    auto [client, server] = co_await make_stream_pair();
+    for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
+                      asio::cancellation_type::total}) {
+        asio::cancellation_signal signal;
+        std::array<char, 8> buf{};
+        bool done = false;
+        error_code result;
+        server.async_read_some(asio::buffer(buf),
+                               asio::bind_cancellation_slot(signal.slot(),
+                                                            [&](error_code ec, std::size_t) {
+                                                                result = ec;
+                                                                done = true;
+                                                            }));
+        co_await sleep_for(20ms);
+        BOOST_TEST(!done);
+        signal.emit(type);
+        BOOST_TEST(co_await wait_until(done));
+        BOOST_TEST((result == asio::error::operation_aborted), result.message());
+    }
+    // The stream still works after cancelled reads.
+    co_await asio::async_write(client, asio::buffer("ok", 2), asio::use_awaitable);
+    std::array<char, 2> buf{};
+    co_await asio::async_read(server, asio::buffer(buf), asio::use_awaitable);
+    BOOST_TEST(std::string(buf.data(), 2) == "ok");
+}
+
+CORIO_COROUTINE_TEST_CASE(cancelling_a_pending_write_reports_what_it_wrote) {
+    auto [client, server] = co_await make_stream_pair();
+    const auto block = pattern(256 * 1024, 3);
+    asio::cancellation_signal signal;
+    pending_write pending;
+    co_await fill_until_pending(client, block, pending, signal.slot());
+    signal.emit(asio::cancellation_type::terminal);
+    BOOST_TEST(co_await wait_until(pending.done));
+    // Either it had moved nothing and was aborted, or it had moved bytes
+    // and reports them: never an abort that hides written bytes.
+    BOOST_TEST(((pending.ec == asio::error::operation_aborted && pending.bytes == 0) ||
+                (!pending.ec && pending.bytes > 0)),
+               pending.ec.message() << " after " << pending.bytes << " bytes");
+}
+
+CORIO_COROUTINE_TEST_CASE(a_timeout_with_the_or_operator) {
+    auto [client, server] = co_await make_stream_pair();
+    auto executor = co_await asio::this_coro::executor;
+    std::array<char, 8> buf{};
+    asio::steady_timer timer(executor, 30ms);
+    auto result = co_await (server.async_read_some(asio::buffer(buf), asio::use_awaitable) ||
+                            timer.async_wait(asio::use_awaitable));
+    BOOST_TEST(result.index() == 1u);
+    // The timed-out read left the stream usable.
+    co_await asio::async_write(client, asio::buffer("late", 4), asio::use_awaitable);
+    timer.expires_after(10s);
+    result = co_await (server.async_read_some(asio::buffer(buf), asio::use_awaitable) ||
+                       timer.async_wait(asio::use_awaitable));
+    BOOST_TEST_REQUIRE(result.index() == 0u);
+    BOOST_TEST(std::get<0>(result) >= 1u);
+}
+
+CORIO_COROUTINE_TEST_CASE(cancel_and_close_end_every_pending_operation) {
+    auto [client, server] = co_await make_stream_pair();
+    std::array<char, 8> buf{};
+    int completed = 0;
+    std::vector<error_code> results;
+    auto record = [&](error_code ec, std::size_t) {
+        results.push_back(ec);
+        ++completed;
+    };
+    server.async_read_some(asio::buffer(buf), record);
+    server.async_read_some(asio::buffer(buf), record);
+    co_await sleep_for(10ms);
+    server.cancel();
+    for (int i = 0; i < 1000 && completed < 2; ++i)
+        co_await sleep_for(1ms);
+    BOOST_TEST(completed == 2);
+    BOOST_TEST(server.is_open());
+
+    pending_write pending;
+    const auto block = pattern(256 * 1024, 4);
+    co_await fill_until_pending(client, block, pending);
+    client.async_read_some(asio::buffer(buf), record);
+    client.close();
+    BOOST_TEST(!client.is_open());
+    BOOST_TEST(co_await wait_until(pending.done));
+    for (int i = 0; i < 100 && completed < 3; ++i)
+        co_await sleep_for(1ms);
+    BOOST_TEST(completed == 3);
+    for (const auto& ec : results)
+        BOOST_TEST((ec == asio::error::operation_aborted), ec.message());
+    BOOST_TEST(((pending.ec == asio::error::operation_aborted) || pending.bytes > 0));
+}
+
+CORIO_COROUTINE_TEST_CASE(calls_on_a_closed_stream_give_bad_descriptor) {
+    auto executor = co_await asio::this_coro::executor;
+    corio::stream never_opened(executor, corio::test::transport_under_test());
+    std::array<char, 4> buf{};
+    auto [ec, n] = co_await never_opened.async_read_some(asio::buffer(buf),
+                                                         asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+    std::tie(ec, n) = co_await never_opened.async_write_some(asio::buffer(buf),
+                                                             asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+    never_opened.read_some(asio::buffer(buf), ec);
+    BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+    never_opened.remote_endpoint(ec);
+    BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+    never_opened.shutdown(corio::stream::shutdown_both, ec);
+    BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+    BOOST_CHECK_THROW(never_opened.cancel(), boost::system::system_error);
+    BOOST_TEST(never_opened.native_handle() == -1);
+
+    auto [client, server] = co_await make_stream_pair();
+    corio::stream moved_to = std::move(client);
+    BOOST_TEST(moved_to.is_open());
+    BOOST_TEST(!client.is_open());
+    std::tie(ec, n) = co_await client.async_read_some(asio::buffer(buf),
+                                                      asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+}
+
+CORIO_COROUTINE_TEST_CASE(connecting_where_nothing_listens_is_refused) {
+    auto executor = co_await asio::this_coro::executor;
+    boost::asio::ip::tcp::endpoint closed;
+    {
+        corio::acceptor probe(executor, corio::test::any_port_endpoint(),
+                              corio::test::transport_under_test());
+        closed = probe.local_endpoint();
+    }
+    corio::stream s(executor, corio::test::transport_under_test());
+    auto [ec] = co_await s.async_connect(closed, asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == asio::error::connection_refused), ec.message());
+}
+
+CORIO_COROUTINE_TEST_CASE(blocking_read_and_write_some) {
+    auto [client, server] = co_await make_stream_pair();
+    BOOST_TEST(client.write_some(asio::buffer("sync", 4)) == 4u);
+    std::array<char, 4> buf{};
+    std::size_t got = 0;
+    while (got < 4)
+        got += server.read_some(asio::buffer(buf.data() + got, 4 - got));
+    BOOST_TEST(std::string(buf.data(), 4) == "sync");
+}
+
+CORIO_COROUTINE_TEST_CASE(accepting_into_a_given_stream) {
+    auto executor = co_await asio::this_coro::executor;
+    corio::acceptor acceptor(executor, corio::test::any_port_endpoint(),
+                             corio::test::transport_under_test());
+    corio::stream client(executor, corio::test::transport_under_test());
+    corio::stream server(executor);
+    co_await (acceptor.async_accept(server, asio::use_awaitable) &&
+              client.async_connect(acceptor.local_endpoint(), asio::use_awaitable));
+    BOOST_TEST(server.is_open());
+    co_await asio::async_write(server, asio::buffer("in", 2), asio::use_awaitable);
+    std::array<char, 2> buf{};
+    co_await asio::async_read(client, asio::buffer(buf), asio::use_awaitable);
+    BOOST_TEST(std::string(buf.data(), 2) == "in");
+
+    // Into a stream that is already open: already_open, and nothing accepted.
+    auto [ec] = co_await acceptor.async_accept(server, asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == asio::error::already_open), ec.message());
+}
+
+CORIO_COROUTINE_TEST_CASE(cancelling_a_pending_accept) {
+    auto executor = co_await asio::this_coro::executor;
+    corio::acceptor acceptor(executor, corio::test::any_port_endpoint(),
+                             corio::test::transport_under_test());
+    asio::cancellation_signal signal;
+    bool done = false;
+    error_code result;
+    acceptor.async_accept(asio::bind_cancellation_slot(signal.slot(),
+                                                       [&](error_code ec, corio::stream) {
+                                                           result = ec;
+                                                           done = true;
+                                                       }));
+    co_await sleep_for(20ms);
+    BOOST_TEST(!done);
+    signal.emit(asio::cancellation_type::terminal);
+    BOOST_TEST(co_await wait_until(done));
+    BOOST_TEST((result == asio::error::operation_aborted), result.message());
+
+    // close() ends a pending accept too.
+    done = false;
+    acceptor.async_accept([&](error_code ec, corio::stream) {
+        result = ec;
+        done = true;
+    });
+    co_await sleep_for(10ms);
+    acceptor.close();
+    BOOST_TEST(co_await wait_until(done));
+    BOOST_TEST((result == asio::error::operation_aborted), result.message());
+}
+
+CORIO_COROUTINE_TEST_CASE(cancelling_a_pending_connect) {
+    // A listener that never accepts, with its backlog full, leaves later
+    // connects pending: kernel TCP drops their SYNs, and rsockets wait for
+    // an raccept.
+    auto executor = co_await asio::this_coro::executor;
+    corio::acceptor acceptor(executor);
+    acceptor.open(corio::test::transport_under_test());
+    acceptor.bind(corio::test::any_port_endpoint());
+    acceptor.listen(0);
+    std::vector<corio::stream> fillers;
+    asio::cancellation_signal signal;
+    bool done = false;
+    error_code result;
+    for (int i = 0; i < 64; ++i) {
+        corio::stream s(executor, corio::test::transport_under_test());
+        done = false;
+        s.async_connect(acceptor.local_endpoint(),
+                        asio::bind_cancellation_slot(signal.slot(), [&](error_code ec) {
+                            result = ec;
+                            done = true;
+                        }));
+        co_await wait_until(done, 200ms);
+        fillers.push_back(std::move(s));
+        if (!done)
+            break;
+    }
+    BOOST_TEST_REQUIRE(!done, "every connect completed: the backlog never filled");
+    signal.emit(asio::cancellation_type::terminal);
+    BOOST_TEST(co_await wait_until(done));
+    BOOST_TEST((result == asio::error::operation_aborted), result.message());
+}

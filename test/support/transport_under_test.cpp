@@ -1,0 +1,65 @@
+#include "transport_under_test.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <corio/rdma_available.hpp>
+
+namespace corio::test {
+
+corio::transport transport_under_test() {
+    const char* name = std::getenv("CORIO_TEST_TRANSPORT");
+    if (name == nullptr || std::string_view(name) == "tcp")
+        return corio::transport::tcp;
+    if (std::string_view(name) == "rsocket")
+        return corio::transport::rsocket;
+    throw std::invalid_argument("CORIO_TEST_TRANSPORT must be tcp or rsocket");
+}
+
+corio::poll_mode poll_mode_under_test() {
+    const char* name = std::getenv("CORIO_TEST_POLL_MODE");
+    if (name == nullptr || std::string_view(name) == "thread")
+        return corio::poll_mode::thread;
+    if (std::string_view(name) == "busy")
+        return corio::poll_mode::busy;
+    throw std::invalid_argument("CORIO_TEST_POLL_MODE must be thread or busy");
+}
+
+boost::asio::ip::address address_under_test() {
+    if (transport_under_test() == corio::transport::tcp)
+        return boost::asio::ip::make_address("127.0.0.1");
+    const char* text = std::getenv("CORIO_RDMA_ADDR");
+    if (text == nullptr)
+        throw std::invalid_argument("CORIO_RDMA_ADDR must name an address of the RDMA device");
+    return boost::asio::ip::make_address(text);
+}
+
+transport_available::transport_available() {
+    if (transport_under_test() != corio::transport::rsocket || corio::rdma_available())
+        return;
+    std::puts("SKIP: the rsocket transport needs an RDMA device and this host has none; "
+              "run this test through test/softroce/guest-run");
+    std::fflush(stdout);
+    std::_Exit(77);
+}
+
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair() {
+    auto executor = co_await boost::asio::this_coro::executor;
+    corio::acceptor acceptor(executor, any_port_endpoint(), transport_under_test());
+    corio::stream client(executor, transport_under_test());
+    // Both at once: an rsocket connect completes only when the server
+    // side's raccept runs.
+    using namespace boost::asio::experimental::awaitable_operators;
+    corio::stream server =
+        co_await (acceptor.async_accept(boost::asio::use_awaitable) &&
+                  client.async_connect(acceptor.local_endpoint(), boost::asio::use_awaitable));
+    co_return std::pair(std::move(client), std::move(server));
+}
+
+} // namespace corio::test

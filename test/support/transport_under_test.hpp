@@ -1,0 +1,47 @@
+#pragma once
+
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <corio/acceptor.hpp>
+#include <corio/poll_mode.hpp>
+#include <corio/stream.hpp>
+#include <corio/transport.hpp>
+
+namespace corio::test {
+
+/// The transport a parameterised test runs on: CORIO_TEST_TRANSPORT=rsocket
+/// or tcp (the default). test/meson.build declares each such test twice, a
+/// tcp run in the lib suite and an rsocket run in the rdma suite.
+corio::transport transport_under_test();
+
+/// The poll mode a parameterised test runs in: CORIO_TEST_POLL_MODE=busy or
+/// thread (the default).
+corio::poll_mode poll_mode_under_test();
+
+/// Where to listen: 127.0.0.1 for tcp; CORIO_RDMA_ADDR (an address of an
+/// RDMA device's netdev, which guest-run exports) for rsocket.
+boost::asio::ip::address address_under_test();
+
+/// An endpoint on address_under_test() with a port the system picks.
+inline boost::asio::ip::tcp::endpoint any_port_endpoint() { return {address_under_test(), 0}; }
+
+/// A global fixture: for the rsocket transport without an RDMA device, it
+/// prints the reason and exits 77 (SKIP).
+struct transport_available {
+    transport_available();
+};
+
+/// A connected pair of streams on the transport under test:
+/// first the client, second the server side.
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair();
+
+} // namespace corio::test
+
+#define CORIO_TEST_TRANSPORT_FIXTURE()                                                             \
+    using corio_transport_available = ::corio::test::transport_available;                          \
+    BOOST_TEST_GLOBAL_FIXTURE(corio_transport_available)
