@@ -149,6 +149,8 @@ void rpoll_service::start_wait(rpoll_operation* op) {
 }
 
 void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
+    if (stopping_)
+        return;
     if (mode_ == poll_mode::busy) {
         post_busy_poll(lock);
     } else {
@@ -325,6 +327,13 @@ void rpoll_service::finish_running(rpoll_operation* op) {
     // The next operation of this kind may now be polled for.
     if (queue.wants_poll())
         on_wait_changed(lock);
+}
+
+void rpoll_service::forget_operation(rpoll_operation* op) noexcept {
+    std::lock_guard lock(mutex_);
+    auto& queue = op->impl_->queue(op->kind_);
+    if (queue.running == op)
+        queue.running = nullptr;
 }
 
 void rpoll_service::run_operation(rpoll_operation* op) {

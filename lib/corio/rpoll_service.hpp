@@ -82,6 +82,10 @@ public:
     /// completion or a new wait. Called through rpoll_operation::post_run.
     void run_operation(detail::rpoll_operation* op);
 
+    /// `op` is being destroyed unrun (io_context shutdown): its socket must
+    /// not keep pointing at it.
+    void forget_operation(detail::rpoll_operation* op) noexcept;
+
     /// Per-operation cancellation (terminal, partial or total alike: a
     /// corio operation that has moved no bytes has no side effects).
     void cancel_operation(detail::rpoll_operation* op);

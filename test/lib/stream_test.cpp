@@ -2,12 +2,20 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <array>
 #include <chrono>
 #include <future>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -28,6 +36,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 
 #include <corio/acceptor.hpp>
 #include <corio/error.hpp>
@@ -462,4 +472,216 @@ CORIO_COROUTINE_TEST_CASE(cancelling_a_pending_connect) {
     signal.emit(asio::cancellation_type::terminal);
     BOOST_TEST(co_await wait_until(done));
     BOOST_TEST((result == asio::error::operation_aborted), result.message());
+}
+
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_killed_peer_ends_pending_operations_with_errors, 60s) {
+    // The peer is a process of its own, killed with SIGKILL: what a crashed
+    // or OOM-killed peer looks like, with no chance to close anything.
+    const char* peer_program = std::getenv("CORIO_STREAM_PEER");
+    BOOST_TEST_REQUIRE(peer_program != nullptr, "CORIO_STREAM_PEER names the stream_peer program");
+    auto executor = co_await asio::this_coro::executor;
+    corio::acceptor acceptor(executor, corio::test::any_port_endpoint(),
+                             corio::test::transport_under_test());
+    const auto where = acceptor.local_endpoint();
+    const std::string transport(corio::to_string(corio::test::transport_under_test()));
+    const std::string address = where.address().to_string();
+    const std::string port = std::to_string(where.port());
+
+    const pid_t child = ::fork();
+    BOOST_TEST_REQUIRE(child >= 0);
+    if (child == 0) {
+        ::execl(peer_program, peer_program, transport.c_str(), address.c_str(), port.c_str(),
+                static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    auto server = co_await acceptor.async_accept(asio::use_awaitable);
+    std::array<char, 5> ready{};
+    co_await asio::async_read(server, asio::buffer(ready), asio::use_awaitable);
+    BOOST_TEST(std::string(ready.data(), 5) == "ready");
+
+    // A pending read, and a pending write behind full send buffers.
+    bool read_done = false;
+    error_code read_ec;
+    std::array<char, 64> buf{};
+    server.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t) {
+        read_ec = ec;
+        read_done = true;
+    });
+    pending_write write;
+    const auto block = pattern(256 * 1024, 6);
+    co_await fill_until_pending(server, block, write);
+    BOOST_TEST(!read_done);
+
+    const auto killed_at = std::chrono::steady_clock::now();
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    BOOST_TEST(co_await wait_until(read_done, 30s));
+    const auto read_after = std::chrono::steady_clock::now() - killed_at;
+    // A write stays pending until the transport notices the peer is gone;
+    // another write then fails for certain.
+    BOOST_TEST(co_await wait_until(write.done, 30s));
+    error_code next_write_ec;
+    for (int i = 0; i < 100 && !next_write_ec; ++i) {
+        auto [ec, n] = co_await server.async_write_some(asio::buffer(block),
+                                                        asio::as_tuple(asio::use_awaitable));
+        next_write_ec = ec;
+    }
+    const auto write_after = std::chrono::steady_clock::now() - killed_at;
+    BOOST_TEST(((read_ec == asio::error::eof) || (read_ec == asio::error::connection_reset)),
+               read_ec.message());
+    BOOST_TEST(!!next_write_ec);
+    BOOST_TEST_MESSAGE("peer killed: pending read ended after "
+                       << std::chrono::duration_cast<std::chrono::milliseconds>(read_after).count()
+                       << " ms (" << read_ec.message() << "), writes failed after "
+                       << std::chrono::duration_cast<std::chrono::milliseconds>(write_after).count()
+                       << " ms (" << next_write_ec.message() << ")");
+}
+
+namespace {
+
+// Boost.Test's assertions are not thread-safe: code that runs on the
+// io_context's threads reports failures by throwing, and the test thread
+// asserts on what was collected.
+void require(bool condition, const std::string& what) {
+    if (!condition)
+        throw std::runtime_error(what);
+}
+
+/// Echoes until the peer shuts down its sending side.
+asio::awaitable<void> echo(corio::stream s) {
+    std::array<unsigned char, 4096> buf;
+    for (;;) {
+        auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
+        if (ec == asio::error::eof)
+            break;
+        require(!ec, "echo read: " + ec.message());
+        co_await asio::async_write(s, asio::buffer(buf.data(), n), asio::use_awaitable);
+    }
+    s.shutdown(corio::stream::shutdown_send);
+}
+
+/// Sends a pattern through an echo and checks every byte that comes back.
+asio::awaitable<void> echo_client(corio::stream s, unsigned seed, std::size_t bytes, int& verified) {
+    const auto sent = pattern(bytes, seed);
+    std::vector<unsigned char> back(bytes);
+    co_await (asio::async_write(s, asio::buffer(sent), asio::use_awaitable) &&
+              asio::async_read(s, asio::buffer(back), asio::use_awaitable));
+    require(back == sent, "echo " + std::to_string(seed) + " came back changed");
+    ++verified;
+}
+
+/// `streams` connections, each echoing `bytes` through its own coroutines on
+/// its own strand, on an io_context run by `threads` threads.
+void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
+    asio::io_context context(threads);
+    corio::set_poll_mode(context, corio::test::poll_mode_under_test());
+    corio::acceptor acceptor(context, corio::test::any_port_endpoint(),
+                             corio::test::transport_under_test());
+    const auto where = acceptor.local_endpoint();
+    std::vector<int> verified(static_cast<std::size_t>(streams), 0);
+    std::mutex failure_mutex;
+    std::exception_ptr failure;
+    auto note = [&](std::exception_ptr e) {
+        std::lock_guard lock(failure_mutex);
+        if (e && !failure)
+            failure = e;
+    };
+    asio::co_spawn(
+        context,
+        [&]() -> asio::awaitable<void> {
+            for (int i = 0; i < streams; ++i) {
+                auto strand = asio::make_strand(context);
+                corio::stream peer(strand);
+                co_await acceptor.async_accept(peer, asio::use_awaitable);
+                asio::co_spawn(strand, echo(std::move(peer)), note);
+            }
+        },
+        note);
+    for (int i = 0; i < streams; ++i) {
+        auto strand = asio::make_strand(context);
+        asio::co_spawn(
+            strand,
+            [&, i, strand]() -> asio::awaitable<void> {
+                corio::stream s(strand, corio::test::transport_under_test());
+                co_await s.async_connect(where, asio::use_awaitable);
+                co_await echo_client(std::move(s), static_cast<unsigned>(i), bytes,
+                                     verified[static_cast<std::size_t>(i)]);
+            },
+            note);
+    }
+    std::vector<std::thread> runners;
+    for (int t = 1; t < threads; ++t)
+        runners.emplace_back([&] { context.run(); });
+    context.run();
+    for (auto& r : runners)
+        r.join();
+    if (failure)
+        std::rethrow_exception(failure);
+    BOOST_TEST(std::count(verified.begin(), verified.end(), 1) == streams);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(many_concurrent_streams_echo_verified_data_on_one_thread) {
+    run_concurrent_echoes(256, 1, 64 * 1024);
+}
+
+BOOST_AUTO_TEST_CASE(many_concurrent_streams_echo_verified_data_on_two_threads) {
+    run_concurrent_echoes(256, 2, 64 * 1024);
+}
+
+CORIO_COROUTINE_TEST_CASE(beast_http_over_a_corio_stream) {
+    namespace http = boost::beast::http;
+    auto [client, server] = co_await make_stream_pair();
+
+    http::request<http::string_body> request{http::verb::post, "/echo", 11};
+    request.set(http::field::host, "corio.test");
+    request.body() = std::string(10000, 'x') + "end";
+    request.prepare_payload();
+    co_await http::async_write(client, request, asio::use_awaitable);
+
+    boost::beast::flat_buffer server_buffer;
+    http::request<http::string_body> received;
+    co_await http::async_read(server, server_buffer, received, asio::use_awaitable);
+    BOOST_TEST(received.target() == "/echo");
+    BOOST_TEST(received.body() == request.body());
+
+    http::response<http::string_body> response{http::status::ok, 11};
+    response.body() = received.body().substr(received.body().size() - 3);
+    response.prepare_payload();
+    co_await http::async_write(server, response, asio::use_awaitable);
+
+    boost::beast::flat_buffer client_buffer;
+    http::response<http::string_body> answer;
+    co_await http::async_read(client, client_buffer, answer, asio::use_awaitable);
+    BOOST_TEST(answer.result_int() == 200u);
+    BOOST_TEST(answer.body() == "end");
+}
+
+BOOST_AUTO_TEST_CASE(destroying_the_context_destroys_pending_handlers_unrun) {
+    // Asio's rule for services: at shutdown, pending handlers are destroyed,
+    // never invoked. A coroutine frame waiting in a read is such a handler;
+    // destroying it destroys its streams, which call back into the service.
+    auto alive = std::make_shared<int>(0);
+    std::weak_ptr<int> frame_alive = alive;
+    bool resumed = false;
+    {
+        asio::io_context context;
+        corio::set_poll_mode(context, corio::test::poll_mode_under_test());
+        asio::co_spawn(
+            context,
+            [alive = std::move(alive), &resumed]() -> asio::awaitable<void> {
+                auto [client, server] = co_await make_stream_pair();
+                std::array<char, 8> buf{};
+                [[maybe_unused]] auto both = co_await (server.async_read_some(asio::buffer(buf), asio::use_awaitable) &&
+                                      client.async_read_some(asio::buffer(buf), asio::use_awaitable));
+                resumed = true;
+            },
+            asio::detached);
+        context.run_for(200ms);
+        BOOST_TEST(!frame_alive.expired());
+    }
+    BOOST_TEST(!resumed);
+    BOOST_TEST(frame_alive.expired());
 }

@@ -81,6 +81,7 @@ public:
 
     void destroy() noexcept override {
         clear_slot();
+        this->service_.forget_operation(this);
         delete this;
     }
 

@@ -1,0 +1,240 @@
+#pragma once
+
+#include <chrono>
+#include <concepts>
+#include <limits>
+#include <type_traits>
+
+#include <boost/system/error_code.hpp>
+
+#include <corio/detail/socket_ops.hpp>
+
+namespace corio {
+
+/// Typed socket options for corio's streams and acceptors, shaped like
+/// boost::asio::socket_base's: construct one with a value and hand it to
+/// set_option, or default-construct one and hand it to get_option.
+///
+/// Every option can also be used without an I/O object: `apply` sets it on a
+/// descriptor through a transport's ops table, `query` reads it back. Both
+/// validate first, so a value neither transport could hold is refused with
+/// boost::asio::error::invalid_argument before any call is made.
+///
+/// @par Transports
+/// rsockets (rdma-core v44, librdmacm/rsocket.c) accept every common option
+/// here, with the differences each option notes. The four RDMA options
+/// (`rdma_only == true`) exist only on rsockets: a kernel socket reports
+/// corio::error::not_supported_by_transport for them. rsockets size the queue
+/// pair from them when a connection is made, so setting one fails with
+/// corio::error::option_after_connect from connect on, and on an accepted
+/// socket; a listening socket still takes them and passes them on to the
+/// sockets it accepts. Querying works at any time.
+struct socket_base {
+    /// SO_SNDBUF. Both transports store twice the value, as Linux does, and
+    /// report the doubled size; the kernel also clamps to net.core.wmem_max.
+    /// Valid: 1 to max_value, so that the doubled size fits an int.
+    /// rsockets: a value below 1024 (doubled, below their 2048-byte low
+    /// water mark) stores 4096; once the connection's buffers exist, rsockets
+    /// ignore a new size yet report success, so set it before connect, or on
+    /// the listening socket, whose accepted sockets inherit it.
+    class send_buffer_size {
+    public:
+        static constexpr bool rdma_only = false;
+        static constexpr int max_value = std::numeric_limits<int>::max() / 2;
+
+        explicit send_buffer_size(int v = 0) noexcept : value_(v) {}
+        int value() const noexcept { return value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        int value_;
+    };
+
+    /// SO_RCVBUF, doubled and bounded like send_buffer_size (the kernel clamps
+    /// to net.core.rmem_max). 0 is refused: the kernel raises it to its
+    /// minimum, but rsockets would take it literally and size the
+    /// connection's receive buffer at zero bytes.
+    /// rsockets: ignored with success once the receive buffer exists, as for
+    /// send_buffer_size.
+    class receive_buffer_size {
+    public:
+        static constexpr bool rdma_only = false;
+        static constexpr int max_value = std::numeric_limits<int>::max() / 2;
+
+        explicit receive_buffer_size(int v = 0) noexcept : value_(v) {}
+        int value() const noexcept { return value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        int value_;
+    };
+
+    /// TCP_NODELAY. rsockets have no Nagle algorithm and send at once either
+    /// way; they only record the flag, so that it reads back as set.
+    class no_delay {
+    public:
+        static constexpr bool rdma_only = false;
+
+        explicit no_delay(bool v = false) noexcept : value_(v) {}
+        bool value() const noexcept { return value_; }
+        explicit operator bool() const noexcept { return value_; }
+        bool operator!() const noexcept { return !value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        bool value_;
+    };
+
+    /// SO_REUSEADDR. rsockets pass it to the RDMA CM
+    /// (RDMA_OPTION_ID_REUSEADDR); set it before bind.
+    class reuse_address {
+    public:
+        static constexpr bool rdma_only = false;
+
+        explicit reuse_address(bool v = false) noexcept : value_(v) {}
+        bool value() const noexcept { return value_; }
+        explicit operator bool() const noexcept { return value_; }
+        bool operator!() const noexcept { return !value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        bool value_;
+    };
+
+    /// SO_KEEPALIVE, and with an idle time above zero also TCP_KEEPIDLE: the
+    /// seconds a connection stays silent before the first probe. An idle time
+    /// of zero leaves the socket's own (the kernel's default is
+    /// net.ipv4.tcp_keepalive_time). Valid idle: 0 to max_idle, Linux's limit
+    /// for TCP_KEEPIDLE, applied to both transports alike.
+    ///
+    /// rsockets send a zero-byte RDMA write as the probe from a service thread.
+    /// They accept and ignore TCP_KEEPCNT and TCP_KEEPINTVL (a reliable
+    /// connection needs no retries), which is why this option offers neither.
+    /// Before keep-alive is first enabled, an rsocket reports an idle time of
+    /// 0 where a kernel socket reports its default.
+    ///
+    /// apply sets the idle time first, so that probing never starts with the
+    /// old one; when SO_KEEPALIVE then fails, the new idle time stays set.
+    class keep_alive {
+    public:
+        static constexpr bool rdma_only = false;
+        static constexpr std::chrono::seconds max_idle{32767};
+
+        explicit keep_alive(bool on = false, std::chrono::seconds idle = {}) noexcept
+            : value_(on), idle_(idle) {}
+        bool value() const noexcept { return value_; }
+        std::chrono::seconds idle() const noexcept { return idle_; }
+        explicit operator bool() const noexcept { return value_; }
+        bool operator!() const noexcept { return !value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads both SO_KEEPALIVE and TCP_KEEPIDLE.
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        bool value_;
+        std::chrono::seconds idle_;
+    };
+
+    /// RDMA_SQSIZE: send queue entries. Valid: 0 to max_value (rsockets keep
+    /// it in 16 bits). When the queue pair is made, rsockets raise it to at
+    /// least 16 and lower it to what the device allows, and a query after
+    /// connect shows the result.
+    class sq_size {
+    public:
+        static constexpr bool rdma_only = true;
+        static constexpr int max_value = 0xfffe;
+
+        explicit sq_size(int v = 0) noexcept : value_(v) {}
+        int value() const noexcept { return value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        int value_;
+    };
+
+    /// RDMA_RQSIZE: receive queue entries, bounded and adjusted like sq_size.
+    class rq_size {
+    public:
+        static constexpr bool rdma_only = true;
+        static constexpr int max_value = 0xfffe;
+
+        explicit rq_size(int v = 0) noexcept : value_(v) {}
+        int value() const noexcept { return value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        int value_;
+    };
+
+    /// RDMA_INLINE: the largest send, in bytes, carried inline in the work
+    /// request. Valid: 0 to max_value. The device may grant less when the
+    /// queue pair is made; a query after connect shows what it granted.
+    class inline_size {
+    public:
+        static constexpr bool rdma_only = true;
+        static constexpr int max_value = 0xfffe;
+
+        explicit inline_size(int v = 0) noexcept : value_(v) {}
+        int value() const noexcept { return value_; }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        int value_;
+    };
+
+    /// RDMA_IOMAPSIZE: how many riomap mappings the peer may publish to this
+    /// socket. rsockets send it to the peer as one byte, so they round it:
+    /// up to 128 it is kept, 129 to 255 become 128, and larger values are
+    /// rounded down to a multiple of 256, at most max_value. A larger request
+    /// would wrap around in that byte, so it is refused. rounded() gives what
+    /// a query will read back.
+    class iomap_size {
+    public:
+        static constexpr bool rdma_only = true;
+        static constexpr int max_value = 32512;
+
+        explicit iomap_size(int v = 0) noexcept : value_(v) {}
+        int value() const noexcept { return value_; }
+
+        /// The size rsockets store for a valid request `v`.
+        static constexpr int rounded(int v) noexcept {
+            if (v <= 128)
+                return v;
+            return v < 256 ? 128 : v & ~0xff;
+        }
+
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        int value_;
+    };
+};
+
+/// What set_option and get_option accept: an option that can be applied to
+/// and queried from a descriptor through an ops table, and that says whether
+/// only rsockets understand it.
+template <class T>
+concept socket_option =
+    requires(T& option, const T& const_option, const detail::socket_ops& ops, int fd) {
+        typename std::bool_constant<T::rdma_only>;
+        { const_option.apply(ops, fd) } -> std::same_as<boost::system::error_code>;
+        { option.query(ops, fd) } -> std::same_as<boost::system::error_code>;
+    };
+
+} // namespace corio
