@@ -16,6 +16,7 @@
 
 #include <corio/detail/buffer_iovecs.hpp>
 #include <corio/detail/connect_operation.hpp>
+#include <corio/detail/iowrite_operation.hpp>
 #include <corio/detail/socket_control.hpp>
 #include <corio/detail/stream_access.hpp>
 #include <corio/detail/transfer_operation.hpp>
@@ -157,13 +158,16 @@ public:
         ec.clear();
     }
 
+    /// Shuts down one or both directions. On rsockets the call returns at
+    /// once and rshutdown runs on the service's blocking-call thread: it can
+    /// wait for the peer, which may be served by this same io_context.
     void shutdown(shutdown_type what) {
         boost::system::error_code ec;
         shutdown(what, ec);
         detail::throw_if(ec, "shutdown");
     }
     void shutdown(shutdown_type what, boost::system::error_code& ec) {
-        ec = detail::shutdown_socket(*live(), static_cast<int>(what));
+        ec = service_->shutdown(*live(), static_cast<int>(what));
     }
 
     endpoint_type local_endpoint() const {
@@ -288,8 +292,66 @@ public:
             initiate_async_transfer<detail::wait_kind::write>(this), token, buffers);
     }
 
+    /// Tells the stream that the peer mapped [offset, offset + length) for
+    /// this side to iowrite into. rsockets keep the peer's mappings to
+    /// themselves, so the application says what its protocol agreed; an
+    /// iowrite outside every mapping declared here is refused before it
+    /// reaches rdma-core.
+    void add_remote_mapping(off_t offset, std::size_t length) {
+        auto* impl = live();
+        std::lock_guard io_lock(impl->io_mutex_);
+        impl->remote_mappings_.push_back({offset, length});
+    }
+
+    /// Forgets every declared peer mapping (the peer unmapped them).
+    void clear_remote_mappings() {
+        auto* impl = live();
+        std::lock_guard io_lock(impl->io_mutex_);
+        impl->remote_mappings_.clear();
+    }
+
+    /// Writes `buffer` into the peer's memory at `remote_offset` (rsockets'
+    /// riowrite), all of it. The peer is not told: riowrite data is ordered
+    /// with the stream, so a message sent after this completes tells the
+    /// peer that the bytes have landed.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code, std::size_t) @endcode
+    /// corio::error::no_remote_mapping when no mapping declared with
+    /// add_remote_mapping holds `remote_offset`, or when rsockets know none
+    /// there; corio::error::iowrite_out_of_bounds when the write would cross
+    /// the end of the mapping; corio::error::not_supported_by_transport on a
+    /// tcp stream.
+    ///
+    /// @par Per-Operation Cancellation
+    /// Terminal, partial and total: completes with operation_aborted and the
+    /// count of bytes already written.
+    template <class WriteToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_iowrite(boost::asio::const_buffer buffer, off_t remote_offset,
+                       WriteToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<WriteToken, void(boost::system::error_code, std::size_t)>(
+            initiate_async_iowrite(this), token, buffer, remote_offset);
+    }
+
 private:
     friend struct detail::stream_access;
+
+    class initiate_async_iowrite {
+    public:
+        using executor_type = Executor;
+        explicit initiate_async_iowrite(basic_stream* self) noexcept : self_(self) {}
+        executor_type get_executor() const noexcept { return self_->get_executor(); }
+
+        template <class Handler>
+        void operator()(Handler&& handler, boost::asio::const_buffer buffer, off_t offset) const {
+            using op_type = detail::iowrite_operation<std::decay_t<Handler>, Executor>;
+            op_type::start(new op_type(*self_->service_, self_->impl_shared(), buffer, offset,
+                                       std::forward<Handler>(handler), self_->executor_));
+        }
+
+    private:
+        basic_stream* self_;
+    };
 
     detail::socket_impl* live() {
         if (!impl_)

@@ -13,6 +13,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <corio/detail/background_closer.hpp>
 #include <corio/detail/rsocket_ops.hpp>
 
 namespace corio {
@@ -82,6 +83,10 @@ void rpoll_service::shutdown() {
     lock.unlock();
     for (auto* op : pending)
         op->destroy();
+    for (auto* closes : {&thread_closes, &busy_closes})
+        for (auto& socket : *closes)
+            (void)dispose(std::move(socket));
+
 }
 
 void rpoll_service::set_mode(poll_mode mode, const boost::asio::any_io_executor& busy_executor) {
@@ -311,9 +316,8 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     deferred_closes.clear();
 
     lock.unlock();
-    // Closing may block briefly (rclose flushes and disconnects); nothing
-    // else waits on this lock meanwhile.
-    closes.clear();
+    for (auto& socket : closes)
+        (void)dispose(std::move(socket));
     for (auto* op : ready)
         op->post_run();
     lock.lock();
@@ -465,7 +469,38 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
             return {};
         }
     }
-    return socket.reset();
+    return dispose(std::move(socket));
+}
+
+boost::system::error_code rpoll_service::dispose(detail::unique_socket socket) {
+    if (!socket.is_valid())
+        return {};
+    if (socket.ops() != &detail::rsocket_ops)
+        return socket.reset();
+    const int fd = socket.release();
+    // rclose's error has nowhere to go from this thread; rdma-core reports
+    // none for a socket it knows.
+    detail::run_in_background(fd, [fd] { (void)detail::rsocket_ops.close(fd); });
+    return {};
+}
+
+boost::system::error_code rpoll_service::shutdown(socket_impl& impl, int how) {
+    int fd = -1;
+    {
+        std::lock_guard io_lock(impl.io_mutex_);
+        if (!impl.socket_.is_valid())
+            return boost::asio::error::bad_descriptor;
+        if (impl.socket_.ops() != &detail::rsocket_ops)
+            return impl.socket_.ops()->shutdown(impl.socket_.get(), how);
+        fd = impl.socket_.get();
+    }
+    // The socket's own lock is not held: a run of this socket's operations
+    // on the io_context must go on, since it may be what lets rshutdown
+    // finish. rsockets lock their own state. A close() after this shutdown
+    // queues behind it, so the descriptor is still this socket's when the
+    // job runs.
+    detail::run_in_background(fd, [fd, how] { (void)detail::rsocket_ops.shutdown(fd, how); });
+    return {};
 }
 
 void rpoll_service::set_retry_accept(socket_impl& impl, bool on) {

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -98,6 +101,13 @@ public:
     /// it returns: rclose under a concurrent rpoll frees what rpoll reads.
     boost::system::error_code close(detail::socket_impl& impl);
 
+    /// Shuts down `impl`'s socket. An rsocket's rshutdown may wait for the
+    /// peer to make progress (for control-message credits and for its sends
+    /// to complete); when that peer is served by this same io_context, a call
+    /// here would never return. So rsockets are shut down in the
+    /// background (detail::run_in_background) and this returns at once.
+    boost::system::error_code shutdown(detail::socket_impl& impl, int how);
+
     /// Marks `impl` as a listening rsocket whose accepts are retried on a tick.
     void set_retry_accept(detail::socket_impl& impl, bool on);
 
@@ -116,6 +126,11 @@ private:
     void finish_running(detail::rpoll_operation* op);
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
+    /// Closes `socket` where closing cannot stall an io_context: kernel
+    /// sockets at once, rsockets in the background
+    /// (detail::run_in_background: rclose runs rshutdown, which can wait for
+    /// the peer).
+    boost::system::error_code dispose(detail::unique_socket socket);
 
     mutable std::mutex mutex_;
     std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
@@ -135,9 +150,10 @@ private:
     std::chrono::steady_clock::time_point last_busy_tick_{};
 
     /// Sockets closed while their descriptor was in an rpoll under way, per
-    /// poller (thread, busy); whoever made that rpoll closes them once it
-    /// returns.
+    /// poller (thread, busy); whoever made that rpoll disposes of them once
+    /// it returns.
     std::vector<detail::unique_socket> deferred_closes_[2];
+
 };
 
 /// Sets the poll mode of the rpoll_service of `context`'s execution context.

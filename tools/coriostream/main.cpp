@@ -3,31 +3,71 @@
 #include <fstream>
 #include <iostream>
 #include <ostream>
+#include <string>
+
+#include <corio/rdma_available.hpp>
+#include <corio/transport.hpp>
 
 #include "options.hpp"
 #include "report.hpp"
+#include "run_error.hpp"
+#include "run_settings.hpp"
+#include "runner.hpp"
 #include "test_plan.hpp"
 
 namespace {
 
 constexpr int exit_usage = 1;
-// Distinct from a usage error, so scripts can tell "bad command line" from
-// "this build cannot run transfers yet".
-constexpr int exit_not_implemented = 2;
+// riostream exits with -1 (255) for most failures, 0 even for a failed
+// verification; coriostream exits 1 for every failure (see
+// doc/riostream-compatibility.md).
+constexpr int exit_failure = 1;
+
+// The report goes to --output FILE or standard output. Returns false, with
+// the reason on stderr, when the file cannot be written.
+bool open_output(const coriostream::options& opts, std::ofstream& file) {
+    if (!opts.output_file)
+        return true;
+    file.open(*opts.output_file);
+    if (file)
+        return true;
+    std::cerr << "coriostream: cannot write " << *opts.output_file << ": " << std::strerror(errno)
+              << '\n';
+    return false;
+}
 
 int print_plan(const coriostream::options& opts) {
     std::ofstream file;
-    if (opts.output_file) {
-        file.open(*opts.output_file);
-        if (!file) {
-            std::cerr << "coriostream: cannot write " << *opts.output_file << ": "
-                      << std::strerror(errno) << '\n';
-            return exit_usage;
-        }
-    }
+    if (!open_output(opts, file))
+        return exit_usage;
     std::ostream& out = opts.output_file ? file : std::cout;
     coriostream::report_writer writer(out, opts.format, coriostream::describe_run(opts));
     writer.write_plan(coriostream::make_test_plan(opts));
+    return 0;
+}
+
+int run_transfers(const coriostream::options& opts) {
+    std::ofstream file;
+    if (!open_output(opts, file))
+        return exit_failure;
+    std::ostream& out = opts.output_file ? file : std::cout;
+    try {
+        // Probing for a device costs a device scan: only auto needs it.
+        const bool rdma_available =
+            coriostream::effective_transport(opts) == coriostream::transport_choice::automatic &&
+            corio::rdma_available();
+        const auto settings = coriostream::settle_run_settings(opts, rdma_available, std::cerr);
+        auto metadata = coriostream::describe_run(opts);
+        metadata.transport = std::string(corio::to_string(settings.transport));
+        metadata.data_path = std::string(coriostream::to_string(settings.data_path));
+        coriostream::report_writer writer(out, opts.format, metadata);
+        coriostream::runner runner(opts, settings, writer);
+        runner.run();
+    } catch (const coriostream::run_error& error) {
+        out.flush();
+        std::cerr << "coriostream: " << error.what() << '\n';
+        return exit_failure;
+    }
     return 0;
 }
 
@@ -51,6 +91,5 @@ int main(int argc, char* argv[]) {
 
     if (opts.dry_run)
         return print_plan(opts);
-    std::cerr << "coriostream: transfers not implemented yet\n";
-    return exit_not_implemented;
+    return run_transfers(opts);
 }

@@ -1,6 +1,9 @@
 #include "corio/detail/rsocket_ops.hpp"
 
 #include <cerrno>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
 
 #include <fcntl.h>
 #include <rdma/rsocket.h>
@@ -18,6 +21,47 @@ using boost::system::error_code;
 // socket with v44's unchecked idm_at: a number that never was an rsocket
 // reads past the fd table and crashes. rfcntl looks up with bounds checks and
 // costs a few nanoseconds, so the data calls ask it first.
+// v44's rclose takes the socket out of its table before it unmaps the
+// socket's iomaps, so each riounmap it makes fails with EBADF and its loop
+// over the mappings never ends: rclose spins forever on a socket with a live
+// mapping. The seam remembers every mapping and unmaps what is left before
+// rclose. Mapping is rare (set-up, not the data path), so one lock will do.
+class live_iomaps {
+public:
+    void add(int s, void* buf, std::size_t len) {
+        std::lock_guard lock(mutex_);
+        mappings_.emplace(s, std::pair(buf, len));
+    }
+
+    void remove(int s, void* buf, std::size_t len) {
+        std::lock_guard lock(mutex_);
+        auto [first, last] = mappings_.equal_range(s);
+        for (auto it = first; it != last; ++it) {
+            if (it->second == std::pair(buf, len)) {
+                mappings_.erase(it);
+                return;
+            }
+        }
+    }
+
+    void unmap_all(int s) {
+        std::lock_guard lock(mutex_);
+        auto [first, last] = mappings_.equal_range(s);
+        for (auto it = first; it != last; ++it)
+            ::riounmap(s, it->second.first, it->second.second);
+        mappings_.erase(s);
+    }
+
+private:
+    std::mutex mutex_;
+    std::unordered_multimap<int, std::pair<void*, std::size_t>> mappings_;
+};
+
+live_iomaps& iomaps() {
+    static live_iomaps instance;
+    return instance;
+}
+
 bool is_rsocket(int s, error_code& ec) noexcept {
     if (::rfcntl(s, F_GETFL) >= 0)
         return true;
@@ -65,6 +109,7 @@ error_code connect(int s, const sockaddr* addr, socklen_t len) {
 error_code shutdown(int s, int how) { return status_of(::rshutdown(s, how)); }
 
 error_code close(int s) {
+    iomaps().unmap_all(s);
     // v44 returns a positive EBADF, not -1 with errno, for an fd it does not know.
     const int result = ::rclose(s);
     if (result > 0)
@@ -127,14 +172,22 @@ off_t iomap(int s, void* buf, std::size_t len, int prot, off_t offset, error_cod
     if (!is_rsocket(s, ec))
         return -1;
     const off_t mapped = ::riomap(s, buf, len, prot, 0, offset);
-    ec = mapped == -1 ? last_error() : error_code{};
+    if (mapped == -1) {
+        ec = last_error();
+        return -1;
+    }
+    ec.clear();
+    iomaps().add(s, buf, len);
     return mapped;
 }
 
 error_code iounmap(int s, void* buf, std::size_t len) {
     if (error_code ec; !is_rsocket(s, ec))
         return ec;
-    return status_of(::riounmap(s, buf, len));
+    const auto ec = status_of(::riounmap(s, buf, len));
+    if (!ec)
+        iomaps().remove(s, buf, len);
+    return ec;
 }
 
 std::size_t iowrite(int s, const void* buf, std::size_t count, off_t offset,

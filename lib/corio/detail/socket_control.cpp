@@ -78,12 +78,6 @@ error_code listen_socket(rpoll_service& service, socket_impl& impl, int backlog)
     return {};
 }
 
-error_code shutdown_socket(socket_impl& impl, int how) {
-    std::lock_guard io_lock(impl.io_mutex_);
-    if (!impl.socket_.is_valid())
-        return boost::asio::error::bad_descriptor;
-    return impl.socket_.ops()->shutdown(impl.socket_.get(), how);
-}
 
 boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote, error_code& ec) {
     boost::asio::ip::tcp::endpoint endpoint;

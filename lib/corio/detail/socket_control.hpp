@@ -34,7 +34,6 @@ boost::system::error_code start_connect(rpoll_service& service, socket_impl& imp
 boost::system::error_code bind_socket(socket_impl& impl,
                                       const boost::asio::ip::tcp::endpoint& local);
 boost::system::error_code listen_socket(rpoll_service& service, socket_impl& impl, int backlog);
-boost::system::error_code shutdown_socket(socket_impl& impl, int how);
 
 /// The local (remote false) or peer (remote true) address of `impl`'s socket.
 boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote,

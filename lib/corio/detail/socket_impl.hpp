@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <vector>
 
+#include <corio/detail/remote_mapping.hpp>
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/unique_socket.hpp>
 #include <corio/transport.hpp>
@@ -43,6 +45,18 @@ public:
     // so a socket is never closed under a call in progress.
     std::mutex io_mutex_;
     unique_socket socket_;
+    /// The peer's mappings this side may iowrite into, as the application's
+    /// protocol told it (add_remote_mapping).
+    std::vector<remote_mapping> remote_mappings_;
+
+    /// The known peer mapping that holds `offset`, or null. Call with
+    /// io_mutex_ held.
+    const remote_mapping* find_remote_mapping(off_t offset) const noexcept {
+        for (const auto& m : remote_mappings_)
+            if (m.contains(offset, 1))
+                return &m;
+        return nullptr;
+    }
 
     // Set by open, read without a lock by the object's own thread and by
     // operations of that object (Asio's rule: one object, one thread at a time).

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <memory>
+
 namespace corio::detail {
 
 class socket_impl;
@@ -10,6 +12,11 @@ struct stream_access {
     template <class Stream>
     static socket_impl& impl(Stream& stream) noexcept {
         return *stream.live();
+    }
+
+    template <class Stream>
+    static std::shared_ptr<socket_impl> shared_impl(Stream& stream) {
+        return stream.impl_shared();
     }
 };
 

@@ -308,3 +308,16 @@ BOOST_AUTO_TEST_CASE(shutdown_reads_as_eof_and_close_reports_unknown_sockets) {
     BOOST_TEST(!ops.close(fd));
     BOOST_TEST((ops.close(fd) == boost::asio::error::bad_descriptor));
 }
+
+BOOST_AUTO_TEST_CASE(closing_with_a_live_mapping_returns) {
+    // v44's rclose spins forever when a mapping is still in place; the seam
+    // unmaps what is left first. A hang here fails through the test timeout.
+    auto c = connect_pair(1);
+    std::vector<unsigned char> region(4096);
+    boost::system::error_code ec;
+    ops.iomap(c.server.get(), region.data(), region.size(), PROT_WRITE, 0, ec);
+    check(ec, "riomap");
+    const auto started = std::chrono::steady_clock::now();
+    BOOST_TEST(!c.server.reset());
+    BOOST_TEST((std::chrono::steady_clock::now() - started < 10s));
+}

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <utility>
+
+#include <sys/mman.h>
+#include <sys/types.h>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <corio/basic_stream.hpp>
+#include <corio/detail/socket_impl.hpp>
+#include <corio/detail/stream_access.hpp>
+
+namespace corio {
+
+/// One region of this side's memory that the peer may write into with
+/// async_iowrite (rsockets' riomap), unmapped (riounmap) on destruction.
+///
+/// rsockets publish a new mapping to the peer only with this side's next send
+/// or iowrite on the stream, and never tell the peer of an unmapping: the
+/// application's protocol says when the peer may start and must stop
+/// writing. The stream's socket must have had corio::socket_base::iomap_size
+/// set to at least the number of PROT_WRITE mappings before connect (on an
+/// acceptor, before listen).
+///
+/// @par Thread Safety
+/// Distinct objects: safe. Shared objects: unsafe.
+class iomap_registration {
+public:
+    iomap_registration() noexcept = default;
+
+    /// Maps `region` on `stream`'s socket at `offset` (-1: rsockets choose,
+    /// the region's address). `prot` is PROT_WRITE (the peer may write) or
+    /// PROT_NONE. Throws boost::system::system_error.
+    template <class Executor>
+    iomap_registration(basic_stream<Executor>& stream, boost::asio::mutable_buffer region,
+                       int prot = PROT_WRITE, off_t offset = 0) {
+        boost::system::error_code ec;
+        *this = iomap_registration(stream, region, prot, offset, ec);
+        detail::throw_if(ec, "riomap");
+    }
+
+    template <class Executor>
+    iomap_registration(basic_stream<Executor>& stream, boost::asio::mutable_buffer region, int prot,
+                       off_t offset, boost::system::error_code& ec)
+        : iomap_registration(detail::stream_access::shared_impl(stream), region, prot, offset, ec) {}
+
+    iomap_registration(iomap_registration&& other) noexcept
+        : impl_(std::move(other.impl_)), region_(std::exchange(other.region_, {})),
+          offset_(other.offset_) {}
+
+    iomap_registration& operator=(iomap_registration&& other) noexcept {
+        if (this != &other) {
+            (void)reset();
+            impl_ = std::move(other.impl_);
+            region_ = std::exchange(other.region_, {});
+            offset_ = other.offset_;
+        }
+        return *this;
+    }
+
+    iomap_registration(const iomap_registration&) = delete;
+    iomap_registration& operator=(const iomap_registration&) = delete;
+
+    ~iomap_registration() { (void)reset(); }
+
+    /// Where the peer addresses this region in its iowrites.
+    off_t offset() const noexcept { return offset_; }
+    std::size_t size() const noexcept { return region_.size(); }
+    void* data() const noexcept { return region_.data(); }
+    bool is_mapped() const noexcept { return impl_ != nullptr; }
+
+    /// Unmaps now. A stream closed meanwhile took its mappings with it: that
+    /// is not an error.
+    boost::system::error_code reset() noexcept;
+
+private:
+    iomap_registration(std::shared_ptr<detail::socket_impl> impl, boost::asio::mutable_buffer region,
+                       int prot, off_t offset, boost::system::error_code& ec);
+
+    std::shared_ptr<detail::socket_impl> impl_;
+    boost::asio::mutable_buffer region_;
+    off_t offset_ = 0;
+};
+
+} // namespace corio

@@ -1,0 +1,169 @@
+#define BOOST_TEST_MODULE iomap_registration
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include <sys/mman.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <corio/acceptor.hpp>
+#include <corio/error.hpp>
+#include <corio/iomap_registration.hpp>
+#include <corio/socket_base.hpp>
+#include <corio/stream.hpp>
+
+#include "coroutine_test.hpp"
+#include "transport_under_test.hpp"
+
+CORIO_TEST_TRANSPORT_FIXTURE();
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using boost::system::error_code;
+
+namespace {
+
+bool on_rsockets() { return corio::test::transport_under_test() == corio::transport::rsocket; }
+
+/// A pair whose sockets may each hold one PROT_WRITE mapping: the option is
+/// set on the client before connect and on the acceptor before listen.
+asio::awaitable<std::pair<corio::stream, corio::stream>> make_mappable_pair() {
+    auto executor = co_await asio::this_coro::executor;
+    const auto transport = corio::test::transport_under_test();
+    corio::acceptor acceptor(executor);
+    acceptor.open(transport);
+    corio::stream client(executor);
+    client.open(transport);
+    if (on_rsockets()) {
+        acceptor.set_option(corio::socket_base::iomap_size(1));
+        client.set_option(corio::socket_base::iomap_size(1));
+    }
+    acceptor.bind(corio::test::any_port_endpoint());
+    acceptor.listen();
+    corio::stream server = co_await (acceptor.async_accept(asio::use_awaitable) &&
+                                     client.async_connect(acceptor.local_endpoint(),
+                                                          asio::use_awaitable));
+    co_return std::pair(std::move(client), std::move(server));
+}
+
+std::vector<unsigned char> pattern(std::size_t n) {
+    std::vector<unsigned char> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = static_cast<unsigned char>(i * 13 + 7);
+    return v;
+}
+
+} // namespace
+
+CORIO_COROUTINE_TEST_CASE(iowrite_then_notify_delivers_exactly_the_written_bytes) {
+    if (!on_rsockets()) {
+        // Until the TCP emulation of riomap exists, tcp says so clearly.
+        auto [client, server] = co_await corio::test::make_stream_pair();
+        std::array<unsigned char, 64> region{};
+        error_code ec;
+        corio::iomap_registration failed(server, asio::buffer(region), PROT_WRITE, 0, ec);
+        BOOST_TEST((ec == corio::error::not_supported_by_transport), ec.message());
+        BOOST_TEST(!failed.is_mapped());
+        client.add_remote_mapping(0, region.size());
+        auto [wec, n] = co_await client.async_iowrite(asio::buffer(region), 0,
+                                                      asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST((wec == corio::error::not_supported_by_transport), wec.message());
+        co_return;
+    }
+    auto [client, server] = co_await make_mappable_pair();
+    constexpr std::size_t window = 8192;
+    std::vector<unsigned char> memory(3 * window, 0xee);
+    unsigned char* mapped = memory.data() + window;
+    std::fill_n(mapped, window, 0);
+    corio::iomap_registration registration(server, asio::buffer(mapped, window));
+    BOOST_TEST(registration.is_mapped());
+    BOOST_TEST(registration.offset() == 0);
+    BOOST_TEST(registration.size() == window);
+
+    // The mapping reaches the peer with the server's next send.
+    co_await asio::async_write(server, asio::buffer("m", 1), asio::use_awaitable);
+    std::array<char, 1> hello{};
+    co_await asio::async_read(client, asio::buffer(hello), asio::use_awaitable);
+    client.add_remote_mapping(registration.offset(), window);
+
+    const auto data = pattern(5000);
+    const auto n = co_await client.async_iowrite(asio::buffer(data), 1000, asio::use_awaitable);
+    BOOST_TEST(n == data.size());
+    co_await asio::async_write(client, asio::buffer("n", 1), asio::use_awaitable);
+    co_await asio::async_read(server, asio::buffer(hello), asio::use_awaitable);
+    BOOST_TEST(std::equal(data.begin(), data.end(), mapped + 1000));
+    BOOST_TEST(std::all_of(mapped, mapped + 1000, [](unsigned char b) { return b == 0; }));
+    BOOST_TEST(std::all_of(mapped + 6000, mapped + window, [](unsigned char b) { return b == 0; }));
+    BOOST_TEST(std::all_of(memory.begin(), memory.begin() + window,
+                           [](unsigned char b) { return b == 0xee; }));
+    BOOST_TEST(std::all_of(memory.end() - window, memory.end(),
+                           [](unsigned char b) { return b == 0xee; }));
+}
+
+CORIO_COROUTINE_TEST_CASE(iowrites_outside_known_mappings_are_refused) {
+    auto [client, server] = co_await make_mappable_pair();
+    std::array<unsigned char, 256> data{};
+    // Nothing declared: refused before any call, on either transport.
+    auto [ec, n] = co_await client.async_iowrite(asio::buffer(data), 0,
+                                                 asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == corio::error::no_remote_mapping), ec.message());
+    BOOST_TEST(n == 0u);
+    if (!on_rsockets())
+        co_return;
+
+    std::vector<unsigned char> region(4096);
+    corio::iomap_registration registration(server, asio::buffer(region));
+    co_await asio::async_write(server, asio::buffer("m", 1), asio::use_awaitable);
+    std::array<char, 1> hello{};
+    co_await asio::async_read(client, asio::buffer(hello), asio::use_awaitable);
+    client.add_remote_mapping(0, region.size());
+
+    // Crossing the end of the mapping: refused (v44 would loop forever).
+    std::tie(ec, n) = co_await client.async_iowrite(asio::buffer(data), 4000,
+                                                    asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == corio::error::iowrite_out_of_bounds), ec.message());
+    // Declared by the application but never published by the peer:
+    // rdma-core's silent 0 becomes an error.
+    client.add_remote_mapping(1 << 20, 4096);
+    std::tie(ec, n) = co_await client.async_iowrite(asio::buffer(data), 1 << 20,
+                                                    asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == corio::error::no_remote_mapping), ec.message());
+    // Exactly up to the end is fine.
+    std::tie(ec, n) = co_await client.async_iowrite(asio::buffer(data), 4096 - 256,
+                                                    asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(n == 256u);
+}
+
+CORIO_COROUTINE_TEST_CASE(registration_lifetime) {
+    if (!on_rsockets())
+        co_return;
+    auto [client, server] = co_await make_mappable_pair();
+    std::vector<unsigned char> region(4096);
+    corio::iomap_registration first(server, asio::buffer(region));
+    BOOST_TEST(first.is_mapped());
+    corio::iomap_registration moved = std::move(first);
+    BOOST_TEST(!first.is_mapped());
+    BOOST_TEST(moved.is_mapped());
+    BOOST_TEST(!moved.reset());
+    BOOST_TEST(!moved.is_mapped());
+    BOOST_TEST(!moved.reset());
+    // A registration that outlives its stream's socket unmaps quietly.
+    corio::iomap_registration late(server, asio::buffer(region));
+    server.close();
+    BOOST_TEST(!late.reset());
+    // Mapping on a closed stream: bad_descriptor.
+    error_code ec;
+    corio::iomap_registration none(server, asio::buffer(region), PROT_WRITE, 0, ec);
+    BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+}

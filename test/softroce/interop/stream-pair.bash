@@ -1,0 +1,158 @@
+# Shared by the rdma-core interop checks in this directory (sourced, not run).
+#
+# These checks run INSIDE the Soft-RoCE guest (test/softroce/guest-run),
+# where CORIO_RDMA_ADDR is the address rxe0 is bound to. They start one of
+# rdma-core's rsocket benchmark programs (riostream, rstream) as a server in
+# the background, run the same program as a client against it, and assert
+# that both sides complete the run and print the expected table.
+#
+# Exit statuses follow the automake/meson convention: 0 pass, 77 skip (with
+# the reason on stderr), anything else fail.
+#
+# Knobs:
+#   CORIO_INTEROP_STEP_TIMEOUT  seconds allowed for one server/client run
+#                               (default 600: the default series takes about
+#                               30 s in an idle guest, several times that on
+#                               a busy 2-core host)
+#   CORIO_INTEROP_PORT          first port to use (default: random)
+
+STEP_TIMEOUT=${CORIO_INTEROP_STEP_TIMEOUT:-600}
+
+# Data rows of the default series, in order: a latency and a bandwidth
+# test for each of 64 B, 4 KiB, 64 KiB and 1 MiB transfers.
+DEFAULT_ROWS=(64_lat 4k_lat 64k_lat 1m_lat 64_bw 4k_bw 64k_bw 1m_bw)
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; failed=1; }
+note() { echo "# $*"; }
+
+failed=0
+server_pid=
+workdir=
+
+interop_setup() {
+    local tool=$1
+    [ -n "${CORIO_RDMA_ADDR:-}" ] ||
+        skip "CORIO_RDMA_ADDR is not set; run this inside the Soft-RoCE guest: test/softroce/guest-run -- $0"
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool not found (install rdmacm-utils)"
+    command -v timeout >/dev/null 2>&1 || skip "timeout not found (coreutils)"
+    workdir=$(mktemp -d "${TMPDIR:-/tmp}/corio-interop.XXXXXX") || exit 1
+    trap interop_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    # Successive pairs must not collide with a port still in TIME_WAIT-like
+    # states of a previous pair, nor with another check running in the same
+    # guest: start at a random port and move on for every pair.
+    next_port=${CORIO_INTEROP_PORT:-$((20000 + RANDOM % 30000))}
+}
+
+interop_cleanup() {
+    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+        kill "$server_pid" 2>/dev/null
+        sleep 0.5
+        kill -KILL "$server_pid" 2>/dev/null
+    fi
+    [ -z "$workdir" ] || rm -rf "$workdir"
+}
+
+# Line-buffer stdout where possible, so a run killed by timeout still shows
+# how far it got.
+linebuf() {
+    if command -v stdbuf >/dev/null 2>&1; then stdbuf -oL "$@"; else "$@"; fi
+}
+
+# True once the rsocket server listens on ADDR:PORT. An rsocket is not a
+# kernel socket (ss cannot see it); its rdma_cm id is visible through the
+# rdma tool. Without a usable rdma tool, fall back to a fixed grace period.
+wait_listening() {
+    local addr=$1 port=$2 i
+    if ! rdma resource show cm_id >/dev/null 2>&1; then
+        sleep 2
+        return 0
+    fi
+    for i in $(seq 100); do
+        kill -0 "$server_pid" 2>/dev/null || return 1
+        if rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' |
+            grep -q "src-addr $addr:$port "; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# check_table FILE WHO: header plus exactly the 8 rows of the default series.
+check_table() {
+    local file=$1 who=$2 rows
+    if ! grep -Eq '^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer' "$file"; then
+        fail "$who: no result header"
+        return
+    fi
+    # Data rows: NAME BYTES XFERS ITERS TOTAL TIME GBPS USEC (8 columns).
+    rows=$(awk 'NF == 8 && $1 ~ /^[0-9]+[km]?_(lat|bw)$/ { print $1 }' "$file" | tr '\n' ' ')
+    rows=${rows% }
+    local want="${DEFAULT_ROWS[*]}"
+    local n
+    n=$(wc -w <<<"$rows")
+    if [ "$rows" != "$want" ]; then
+        fail "$who: expected $((${#DEFAULT_ROWS[@]})) rows ($want), got $n ($rows)"
+    else
+        note "$who: header + $n rows ok"
+    fi
+}
+
+# run_pair TOOL LABEL [OPTION...]: one server/client run of the default
+# series with the given extra options on both sides.
+run_pair() {
+    local tool=$1 label=$2
+    shift 2
+    local addr=$CORIO_RDMA_ADDR port attempt cst sst start
+    local sout=$workdir/$label.server.out cout=$workdir/$label.client.out
+
+    for attempt in 1 2 3; do
+        port=$next_port
+        next_port=$((next_port + 1))
+        note "$label: $tool -b $addr -p $port${*:+ $*} (server)"
+        linebuf timeout "$STEP_TIMEOUT" "$tool" -b "$addr" -p "$port" "$@" >"$sout" 2>&1 &
+        server_pid=$!
+        if wait_listening "$addr" "$port"; then break; fi
+        # The server died (port taken?) or never listened: try another port.
+        kill "$server_pid" 2>/dev/null
+        wait "$server_pid" 2>/dev/null
+        server_pid=
+        note "$label: server did not listen on port $port:"
+        sed 's/^/#   /' "$sout"
+    done
+    if [ -z "$server_pid" ]; then
+        fail "$label: $tool server never listened"
+        return
+    fi
+
+    start=$SECONDS
+    note "$label: $tool -s $addr -p $port${*:+ $*} (client)"
+    linebuf timeout "$STEP_TIMEOUT" "$tool" -s "$addr" -p "$port" "$@" >"$cout" 2>&1
+    cst=$?
+    wait "$server_pid"
+    sst=$?
+    server_pid=
+    note "$label: done in $((SECONDS - start)) s"
+
+    echo "## $label client output"
+    cat "$cout"
+    echo "## $label server output"
+    cat "$sout"
+
+    [ "$cst" = 0 ] || fail "$label: client exited $cst$( [ "$cst" = 124 ] && echo " (timeout after $STEP_TIMEOUT s)")"
+    [ "$sst" = 0 ] || fail "$label: server exited $sst$( [ "$sst" = 124 ] && echo " (timeout after $STEP_TIMEOUT s)")"
+    check_table "$cout" "$label client"
+    check_table "$sout" "$label server"
+}
+
+interop_finish() {
+    if [ "$failed" = 0 ]; then
+        echo "PASS"
+        exit 0
+    fi
+    echo "FAIL" >&2
+    exit 1
+}

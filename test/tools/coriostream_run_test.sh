@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Runs real transfers with the coriostream binary given as $1, over kernel
+# TCP on this host, and checks what a user sees: the report's shape, the
+# numbers in it, stderr and the exit status. $2 names the case, one per
+# meson test, so that meson runs and times them separately.
+#
+# Every run but one uses small custom counts: the default series makes
+# 100000 round trips of 64 bytes, about 13 s on a 2-core machine over TCP
+# loopback. The `default` case is the one real default series.
+set -uo pipefail
+
+coriostream=${1:?usage: coriostream_run_test.sh path/to/coriostream CASE}
+case_name=${2:?usage: coriostream_run_test.sh path/to/coriostream CASE}
+scratch=$(mktemp -d)
+helper_pid=
+cleanup() {
+  [[ -z $helper_pid ]] || kill "$helper_pid" 2>/dev/null
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+DEFAULT_ROWS="64_lat 4k_lat 64k_lat 1m_lat 64_bw 4k_bw 64k_bw 1m_bw"
+HEADER_PATTERN='^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer$'
+NUMBER='[0-9]+(\.[0-9]+)?'
+
+# Other runs of this suite, or of other build directories, may be on the
+# same machine at the same time: every run takes a random port, and a run
+# that finds it taken tries another.
+random_port() { echo $((20000 + RANDOM % 40000)); }
+
+# run ARGS...: coriostream with ARGS and a free port; leaves stdout, stderr
+# and the exit status in $out, $err and $status.
+run() {
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    "$coriostream" -p "$(random_port)" "$@" >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    out=$(cat "$scratch/out")
+    err=$(cat "$scratch/err")
+    grep -q 'Address already in use' <<<"$err" || return 0
+  done
+}
+
+# expect_success WHAT: the last run exited 0 and said nothing on stderr but
+# notices.
+expect_success() {
+  if [[ $status != 0 ]]; then
+    fail "$1 exited $status; stderr: $err"
+    return 1
+  fi
+  if grep -v '^coriostream: no RDMA device; ' <<<"$err" | grep -q .; then
+    fail "$1 wrote to stderr: $err"
+  fi
+}
+
+# check_table WHAT ROWS...: the header, then exactly ROWS (names), each with
+# riostream's eight columns of sensible values.
+check_table() {
+  local what=$1
+  shift
+  local want="$*"
+  [[ $(head -n 1 <<<"$out") =~ $HEADER_PATTERN ]] || fail "$what: header is '$(head -n 1 <<<"$out")'"
+  local names
+  names=$(tail -n +2 <<<"$out" | awk '{ print $1 }' | tr '\n' ' ')
+  names=${names% }
+  [[ $names == "$want" ]] || fail "$what: rows are '$names', expected '$want'"
+  local row
+  while read -r row; do
+    [[ -n $row ]] || continue
+    # name bytes xfers iters total time Gb/sec usec/xfer, as show_perf prints
+    local fields
+    read -ra fields <<<"$row"
+    if ((${#fields[@]} != 8)); then
+      fail "$what: row has ${#fields[@]} columns: $row"
+      continue
+    fi
+    [[ ${fields[1]} =~ ^$NUMBER[km]?$ && ${fields[2]} =~ ^[0-9]+[kmb]?$ &&
+       ${fields[3]} =~ ^[0-9]+[kmb]?$ && ${fields[4]} =~ ^$NUMBER[kmg]?$ &&
+       ${fields[5]} =~ ^${NUMBER}s$ && ${fields[6]} =~ ^$NUMBER$ &&
+       ${fields[7]} =~ ^$NUMBER$ ]] || fail "$what: a column does not parse: $row"
+  done < <(tail -n +2 <<<"$out")
+}
+
+case $case_name in
+default)
+  # riostream's default series: a latency and a bandwidth series, on two
+  # connections, four sizes each.
+  run --loopback --transport tcp --data-path stream
+  expect_success "--loopback (default series)" && check_table "default series" $DEFAULT_ROWS
+  ;;
+
+custom)
+  run --loopback --transport tcp --data-path stream -S 4096 -C 100 -I 10
+  expect_success "-S 4096 -C 100 -I 10" && check_table "custom test" custom
+  [[ $(awk 'NR == 2 { print $2, $3, $4, $5 }' <<<"$out") == "4k 100 10 7.8m" ]] ||
+    fail "custom test columns: $(sed -n 2p <<<"$out")"
+  ;;
+
+verify)
+  run --loopback --transport tcp --data-path stream -T v -S 4096 -C 100 -I 10
+  expect_success "-T v" && check_table "-T v" custom
+  # A transfer shorter than rstream's 16-byte handshake, and counters that
+  # wrap around 256 many times.
+  run --loopback --transport tcp --data-path stream -T v -S 1 -C 3 -I 700
+  expect_success "-T v -S 1" && check_table "-T v -S 1" custom
+  run --loopback --transport tcp --data-path stream -T v -S 1000 -C 7 -I 50 --poll-mode busy
+  expect_success "-T v --poll-mode busy" && check_table "-T v --poll-mode busy" custom
+  ;;
+
+streams)
+  run --loopback --transport tcp --data-path stream --streams 4 --threads 2 -S 4096 -C 100 -I 10
+  expect_success "--streams 4 --threads 2" && check_table "--streams 4" custom
+  # The row counts the transfers of all four streams.
+  [[ $(awk 'NR == 2 { print $3, $4, $5 }' <<<"$out") == "400 10 31m" ]] ||
+    fail "--streams 4 row: $(sed -n 2p <<<"$out")"
+  run --loopback --transport tcp --data-path stream --streams 3 --threads 3 -T v -S 512 -C 20 -I 20
+  expect_success "--streams 3 -T v" && check_table "--streams 3 -T v" custom
+  ;;
+
+csv)
+  run --loopback --transport tcp --data-path stream --format csv -S 4096 -C 10 -I 10
+  expect_success "--format csv" || exit 1
+  [[ $(head -n 1 <<<"$out") == "name,bytes,transfers,iterations,total_bytes,seconds,gbps,usec_per_xfer,role,transport,data_path,notify,streams,threads" ]] ||
+    fail "csv header: $(head -n 1 <<<"$out")"
+  (($(wc -l <<<"$out") == 2)) || fail "csv: expected one row: $out"
+  IFS=, read -ra fields <<<"$(sed -n 2p <<<"$out")"
+  [[ ${fields[0]} == custom && ${fields[1]} == 4096 && ${fields[4]} == 819200 &&
+     ${fields[5]} =~ ^$NUMBER(e-?[0-9]+)?$ && ${fields[6]} =~ ^$NUMBER(e-?[0-9]+)?$ &&
+     ${fields[8]} == loopback && ${fields[9]} == tcp && ${fields[10]} == stream ]] ||
+    fail "csv row: $(sed -n 2p <<<"$out")"
+  ;;
+
+json)
+  run --loopback --transport tcp --data-path stream --format json -S 4096 -C 10 -I 10 \
+    --output "$scratch/report.json"
+  expect_success "--format json --output" || exit 1
+  [[ -z $out ]] || fail "--output still wrote to stdout: $out"
+  python3 - "$scratch/report.json" <<'PY' || fail "json report: $(cat "$scratch/report.json")"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert len(rows) == 1, rows
+row = rows[0]
+assert row["name"] == "custom" and row["bytes"] == 4096 and row["total_bytes"] == 819200, row
+assert row["seconds"] > 0 and row["usec_per_xfer"] > 0, row
+assert row["role"] == "loopback" and row["transport"] == "tcp", row
+assert row["data_path"] == "stream" and row["streams"] == 1, row
+PY
+  ;;
+
+errors)
+  # Nobody listens: riostream's "rconnect: ..." as one line, exit non-zero.
+  port=$(random_port)
+  "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --data-path stream \
+    >"$scratch/out" 2>"$scratch/err"
+  status=$?
+  err=$(cat "$scratch/err")
+  [[ $status != 0 ]] || fail "connecting to a closed port exited 0"
+  [[ $err == "coriostream: connect 127.0.0.1:$port: Connection refused" ]] ||
+    fail "closed port: stderr is '$err'"
+
+  "$coriostream" -s 127.0.0.1 --transport tcp >"$scratch/out" 2>"$scratch/err"
+  status=$?
+  err=$(cat "$scratch/err")
+  [[ $status == 1 ]] || fail "iomap on tcp exited $status"
+  [[ $err == "coriostream: --data-path iomap needs rsockets; use --data-path stream on tcp" ]] ||
+    fail "iomap on tcp: stderr is '$err'"
+  [[ ! -s $scratch/out ]] || fail "iomap on tcp printed a report"
+
+  "$coriostream" -s no-such-host.invalid --transport tcp --data-path stream \
+    >"$scratch/out" 2>"$scratch/err"
+  status=$?
+  [[ $status != 0 ]] || fail "an unknown host exited 0"
+  grep -q '^coriostream: getaddrinfo no-such-host.invalid:7471: ' "$scratch/err" ||
+    fail "unknown host: stderr is '$(cat "$scratch/err")'"
+
+  "$coriostream" -s 127.0.0.1 -f gid >"$scratch/out" 2>"$scratch/err"
+  [[ $? == 1 && $(cat "$scratch/err") == "coriostream: -f gid is not supported yet (it needs rdma_getaddrinfo)" ]] ||
+    fail "-f gid: $(cat "$scratch/err")"
+  ;;
+
+timeout)
+  # A peer that accepts and then says nothing: riostream would wait
+  # forever, coriostream gives up after --timeout.
+  port=$(random_port)
+  python3 -c '
+import socket, sys, time
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", int(sys.argv[1])))
+listener.listen(1)
+print("listening", flush=True)
+peer, _ = listener.accept()
+time.sleep(30)
+' "$port" >"$scratch/peer" &
+  helper_pid=$!
+  for _ in $(seq 50); do
+    [[ -s $scratch/peer ]] && break
+    sleep 0.1
+  done
+  start=$SECONDS
+  "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --data-path stream --timeout 1 \
+    >"$scratch/out" 2>"$scratch/err"
+  status=$?
+  err=$(cat "$scratch/err")
+  [[ $status != 0 ]] || fail "a silent peer: exited 0"
+  [[ $err == "coriostream: timed out: no progress from the peer for 1 s (--timeout)" ]] ||
+    fail "a silent peer: stderr is '$err'"
+  ((SECONDS - start <= 10)) || fail "a silent peer: gave up only after $((SECONDS - start)) s"
+  ;;
+
+fallback)
+  # Without --transport, a host without RDMA falls back to tcp and the
+  # stream path with one notice, so that a bare --loopback measures
+  # something. A host with an RDMA device would take rsockets instead,
+  # which cannot use 127.0.0.1.
+  devices=(/sys/class/infiniband/*)
+  if [[ -e ${devices[0]} ]]; then
+    echo "SKIP: this host has an RDMA device"
+    exit 77
+  fi
+  run --loopback -S 64 -C 10 -I 10
+  expect_success "--loopback with auto transport" && check_table "auto transport" custom
+  [[ $err == "coriostream: no RDMA device; using --transport tcp and --data-path stream" ]] ||
+    fail "fallback notice: '$err'"
+  ;;
+
+*)
+  echo "unknown case $case_name"
+  exit 2
+  ;;
+esac
+
+if ((failures)); then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks of $case_name passed"

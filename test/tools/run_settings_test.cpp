@@ -1,0 +1,111 @@
+#define BOOST_TEST_MODULE run_settings
+#include <boost/test/unit_test.hpp>
+
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <coriostream/options.hpp>
+#include <coriostream/run_error.hpp>
+#include <coriostream/run_settings.hpp>
+
+using coriostream::data_path_kind;
+using coriostream::run_error;
+using coriostream::run_settings;
+
+namespace {
+
+coriostream::options parse(std::initializer_list<const char*> arguments) {
+    std::vector<const char*> argv{"coriostream"};
+    argv.insert(argv.end(), arguments.begin(), arguments.end());
+    auto opts = coriostream::parse_options(static_cast<int>(argv.size()), argv.data());
+    coriostream::validate(opts);
+    return opts;
+}
+
+struct settled {
+    run_settings settings;
+    std::string notices;
+};
+
+settled settle(std::initializer_list<const char*> arguments, bool rdma_available) {
+    std::ostringstream notices;
+    const auto settings =
+        coriostream::settle_run_settings(parse(arguments), rdma_available, notices);
+    return {settings, notices.str()};
+}
+
+std::string refusal(std::initializer_list<const char*> arguments, bool rdma_available) {
+    try {
+        settle(arguments, rdma_available);
+    } catch (const run_error& error) {
+        return error.what();
+    }
+    return "";
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(auto_takes_rsockets_where_a_device_exists) {
+    const auto result = settle({}, true);
+    BOOST_TEST((result.settings.transport == corio::transport::rsocket));
+    BOOST_TEST((result.settings.data_path == data_path_kind::iomap));
+    BOOST_TEST(result.notices.empty());
+}
+
+BOOST_AUTO_TEST_CASE(auto_without_a_device_falls_back_to_tcp_and_the_stream_path) {
+    const auto result = settle({"--loopback"}, false);
+    BOOST_TEST((result.settings.transport == corio::transport::tcp));
+    BOOST_TEST((result.settings.data_path == data_path_kind::stream));
+    BOOST_TEST(result.notices ==
+               "coriostream: no RDMA device; using --transport tcp and --data-path stream\n");
+}
+
+BOOST_AUTO_TEST_CASE(auto_fallback_with_the_stream_path_says_only_tcp) {
+    const auto result = settle({"--data-path", "stream"}, false);
+    BOOST_TEST((result.settings.transport == corio::transport::tcp));
+    BOOST_TEST(result.notices == "coriostream: no RDMA device; using --transport tcp\n");
+}
+
+BOOST_AUTO_TEST_CASE(iomap_on_tcp_by_request_is_refused) {
+    const std::string message = "--data-path iomap needs rsockets; use --data-path stream on tcp";
+    BOOST_TEST(refusal({"--transport", "tcp"}, true) == message);
+    BOOST_TEST(refusal({"-T", "s"}, false) == message);
+    BOOST_TEST(refusal({"-T", "s", "--data-path", "stream"}, false) == "");
+}
+
+BOOST_AUTO_TEST_CASE(rsocket_by_request_stays_rsocket_without_a_device) {
+    // The missing device is then reported when the socket is opened.
+    const auto result = settle({"--transport", "rsocket"}, false);
+    BOOST_TEST((result.settings.transport == corio::transport::rsocket));
+    BOOST_TEST(result.notices.empty());
+}
+
+BOOST_AUTO_TEST_CASE(poll_mode_follows_the_long_option_only) {
+    BOOST_TEST((settle({}, true).settings.polling == corio::poll_mode::thread));
+    BOOST_TEST((settle({"-T", "n"}, true).settings.polling == corio::poll_mode::thread));
+    BOOST_TEST((settle({"--poll-mode", "busy"}, true).settings.polling == corio::poll_mode::busy));
+    BOOST_TEST(
+        (settle({"-T", "b", "--poll-mode", "busy"}, true).settings.polling ==
+         corio::poll_mode::busy));
+}
+
+BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {
+    BOOST_TEST((settle({"-f", "ip"}, true).settings.host_format == corio::address_format::ip));
+    BOOST_TEST((settle({"-f", "ipv6"}, true).settings.host_format == corio::address_format::ipv6));
+    BOOST_TEST((settle({}, true).settings.host_format == corio::address_format::name));
+}
+
+BOOST_AUTO_TEST_CASE(rdma_cm_resolution_is_not_supported_yet) {
+    BOOST_TEST(refusal({"-f", "gid"}, true) ==
+               "-f gid is not supported yet (it needs rdma_getaddrinfo)");
+    BOOST_TEST(refusal({"-T", "r"}, true) ==
+               "-T r is not supported yet (it needs rdma_getaddrinfo)");
+}
+
+BOOST_AUTO_TEST_CASE(keepalive_beyond_tcp_keepidle_is_refused) {
+    BOOST_TEST(refusal({"-k", "32767"}, true) == "");
+    BOOST_TEST(refusal({"-k", "32768"}, true) ==
+               "-k above 32767 s is not supported (Linux's limit for TCP_KEEPIDLE)");
+}

@@ -1,0 +1,188 @@
+#include "iomap_data_path.hpp"
+
+#include <atomic>
+
+#include <sys/mman.h>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <corio/iomap_registration.hpp>
+
+#include "run_error.hpp"
+
+namespace coriostream {
+
+namespace {
+
+// riostream sets the marker byte to -1 before every test, a value no
+// marker of the test's first 128 iterations can have.
+constexpr std::uint8_t no_marker = 0xff;
+
+// How many times poll_mode::busy looks at the marker byte before it yields
+// to the executor: a few microseconds, short enough for other connections
+// and the watchdog on the same thread to get their turn.
+constexpr int busy_looks_per_yield = 1024;
+
+std::uint8_t load_marker(std::uint8_t& byte) noexcept {
+    // The NIC writes this byte behind the compiler's back; the acquire load
+    // also orders the verification's reads of the rest of the buffer after
+    // it, as riostream's volatile read does on x86.
+    return std::atomic_ref<std::uint8_t>(byte).load(std::memory_order_acquire);
+}
+
+void store_marker(std::uint8_t& byte, std::uint8_t value) noexcept {
+    std::atomic_ref<std::uint8_t>(byte).store(value, std::memory_order_relaxed);
+}
+
+} // namespace
+
+iomap_data_path::iomap_data_path(const transfer_context& context)
+    : context_(context), send_call_(call_name(context.transport, "send")),
+      recv_call_(call_name(context.transport, "recv")) {}
+
+boost::asio::awaitable<void> iomap_data_path::send_message(std::span<const std::uint8_t> message) {
+    boost::system::error_code ec;
+    co_await boost::asio::async_write(context_.stream,
+                                      boost::asio::buffer(message.data(), message.size()),
+                                      boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (ec)
+        throw_transfer_error(context_, ec, send_call_);
+    context_.watchdog.note_progress();
+}
+
+boost::asio::awaitable<void> iomap_data_path::recv_message(std::span<std::uint8_t> message) {
+    boost::system::error_code ec;
+    co_await boost::asio::async_read(context_.stream,
+                                     boost::asio::buffer(message.data(), message.size()),
+                                     boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (ec)
+        throw_transfer_error(context_, ec, recv_call_);
+    context_.watchdog.note_progress();
+}
+
+boost::asio::awaitable<void> iomap_data_path::sync_test() {
+    if (context_.is_client) {
+        co_await send_message(sync_buffer_);
+        co_await recv_message(sync_buffer_);
+    } else {
+        co_await recv_message(sync_buffer_);
+        co_await send_message(sync_buffer_);
+    }
+}
+
+boost::asio::awaitable<void> iomap_data_path::write_region(std::span<const std::uint8_t> region) {
+    // riostream's send_xfer loops riowrite over the buffer, writing each
+    // piece at its own offset of the peer's mapping at 0; async_iowrite does
+    // the same loop.
+    boost::system::error_code ec;
+    co_await context_.stream.async_iowrite(boost::asio::buffer(region.data(), region.size()), 0,
+                                           boost::asio::redirect_error(boost::asio::use_awaitable,
+                                                                       ec));
+    if (ec)
+        throw_transfer_error(context_, ec, "riowrite");
+    context_.watchdog.note_progress();
+    context_.progress.add(1);
+}
+
+boost::asio::awaitable<void> iomap_data_path::send_xfers(std::span<std::uint8_t> region,
+                                                         std::size_t transfer_count,
+                                                         std::uint8_t marker) {
+    for (std::size_t t = 1; t < transfer_count; ++t)
+        co_await write_region(region);
+    store_marker(region.back(), marker);
+    if (context_.verify)
+        context_.pattern.format(region.first(region.size() - 1));
+    co_await write_region(region);
+    if (context_.notify == notify_method::message) {
+        // Sent after the write completed: rsockets deliver it behind the
+        // written data, so the peer reads it only once the bytes are there.
+        const std::array<std::uint8_t, 1> notice{marker};
+        co_await send_message(notice);
+    }
+}
+
+boost::asio::awaitable<void> iomap_data_path::wait_for_marker(std::uint8_t& marker_byte,
+                                                              std::uint8_t marker) {
+    const auto executor = co_await boost::asio::this_coro::executor;
+    const int looks = context_.polling == corio::poll_mode::busy ? busy_looks_per_yield : 1;
+    for (;;) {
+        for (int i = 0; i < looks; ++i) {
+            if (load_marker(marker_byte) == marker)
+                co_return;
+        }
+        // riostream spins forever; the watchdog ends a wait for a peer that
+        // has gone.
+        if (context_.watchdog.expired())
+            throw_transfer_error(context_, boost::asio::error::timed_out, "riowrite");
+        co_await boost::asio::post(executor, boost::asio::use_awaitable);
+    }
+}
+
+boost::asio::awaitable<void> iomap_data_path::receive_notice(std::uint8_t marker) {
+    std::array<std::uint8_t, 1> notice{};
+    co_await recv_message(notice);
+    if (notice[0] != marker)
+        throw run_error("protocol error: expected notice " + std::to_string(marker) + ", got " +
+                        std::to_string(notice[0]));
+}
+
+boost::asio::awaitable<void> iomap_data_path::recv_xfers(std::span<std::uint8_t> region,
+                                                         std::size_t transfer_count,
+                                                         std::uint8_t marker) {
+    if (context_.notify == notify_method::message)
+        co_await receive_notice(marker);
+    else
+        co_await wait_for_marker(region.back(), marker);
+    context_.watchdog.note_progress();
+    context_.progress.add(transfer_count);
+    if (context_.verify) {
+        if (const auto failed_at = context_.pattern.verify(region.first(region.size() - 1)))
+            throw run_error("data verification failed byte " + std::to_string(*failed_at));
+    }
+}
+
+boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_case& test) {
+    const auto region = context_.buffer.first(test.transfer_size);
+    store_marker(region.back(), no_marker);
+    corio::iomap_registration mapping;
+    try {
+        mapping = corio::iomap_registration(context_.stream,
+                                            boost::asio::buffer(region.data(), region.size()),
+                                            PROT_WRITE, 0);
+    } catch (const boost::system::system_error& error) {
+        throw_transfer_error(context_, error.code(), "riomap");
+    }
+    co_await sync_test();
+    // The handshake carried both mappings: the peer's covers the same bytes
+    // at the same offset, since both ends run the same test. The previous
+    // test's mapping is gone (the peer unmapped it).
+    context_.stream.clear_remote_mappings();
+    context_.stream.add_remote_mapping(0, region.size());
+
+    transfer_timing timing{};
+    timing.start = std::chrono::steady_clock::now();
+    std::uint8_t marker = 0;
+    for (std::size_t i = 0; i < test.iterations; ++i) {
+        if (context_.is_client) {
+            co_await send_xfers(region, test.transfer_count, marker++);
+            co_await recv_xfers(region, test.transfer_count, marker++);
+        } else {
+            co_await recv_xfers(region, test.transfer_count, marker++);
+            co_await send_xfers(region, test.transfer_count, marker++);
+        }
+    }
+    timing.end = std::chrono::steady_clock::now();
+    if (const auto ec = mapping.reset())
+        throw_transfer_error(context_, ec, "riounmap");
+    co_return timing;
+}
+
+} // namespace coriostream

@@ -1,0 +1,23 @@
+#include "transfer_context.hpp"
+
+#include <boost/asio/error.hpp>
+
+#include "run_error.hpp"
+
+namespace coriostream {
+
+std::string call_name(corio::transport transport, std::string_view call) {
+    return (transport == corio::transport::rsocket ? "r" : "") + std::string(call);
+}
+
+void throw_transfer_error(const transfer_context& context, const boost::system::error_code& ec,
+                          std::string_view call) {
+    if (context.watchdog.expired())
+        throw run_error("timed out: no progress from the peer for " +
+                        std::to_string(context.watchdog.timeout().count()) + " s (--timeout)");
+    if (ec == boost::asio::error::eof)
+        throw run_error(std::string(call) + ": the peer closed the connection");
+    throw run_error(std::string(call) + ": " + ec.message());
+}
+
+} // namespace coriostream
