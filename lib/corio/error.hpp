@@ -11,7 +11,7 @@ namespace corio {
 /// boost::system::system_category, so callers compare against the usual
 /// boost::asio::error values.
 enum class error {
-    /// rsocket() found no RDMA device (librdmacm reports ENODEV).
+    /// rsocket found no RDMA device (librdmacm reports ENODEV).
     no_rdma_device = 1,
     /// riowrite found no mapping of the peer's covering the offset. rdma-core
     /// signals this by returning 0 without setting errno.

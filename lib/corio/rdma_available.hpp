@@ -3,7 +3,7 @@
 namespace corio {
 
 /// True when this host can create an rsocket, that is when librdmacm finds
-/// an RDMA device. The answer is taken once per process: rsocket() costs a
+/// an RDMA device. The answer is taken once per process: creating an rsocket costs a
 /// device scan, and devices appearing later are not observed.
 bool rdma_available() noexcept;
 

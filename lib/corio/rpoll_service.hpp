@@ -25,8 +25,8 @@ namespace corio {
 /// Drives readiness for every corio I/O object of one execution context.
 ///
 /// rsocket descriptors are not what epoll can wait on: data readiness lives
-/// on a hidden completion-channel fd, and only rpoll() knows it. This
-/// service waits with rpoll (which also takes kernel fds, so the TCP
+/// on a hidden completion-channel fd, and only rpoll knows it. This
+/// service waits with rpoll, which also takes kernel fds (so the TCP
 /// transport shares the code path) and never runs user code while waiting:
 /// a ready operation is handed to its handler's executor, where it makes its
 /// nonblocking call. An operation holds outstanding work on that executor
@@ -34,9 +34,9 @@ namespace corio {
 /// one waits.
 ///
 /// In poll_mode::thread, one poller thread (started on the first wait)
-/// blocks in rpoll(-1) over the waiting sockets and an eventfd that wakes it
+/// blocks in rpoll with timeout -1 over the waiting sockets and an eventfd that wakes it
 /// when the set changes. In poll_mode::busy, a task posted to the context
-/// polls with rpoll(0) and re-posts itself while anything waits. rpoll never
+/// polls with rpoll, timeout 0, and re-posts itself while anything waits. rpoll never
 /// gets a finite timeout (rdma-core v44 leaks a counter when one expires):
 /// the periodic re-check that rsocket listeners need (their rpoll can miss a
 /// connection for up to 5 s on v44) comes from a timerfd in the poll set.
