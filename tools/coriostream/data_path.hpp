@@ -9,7 +9,7 @@ namespace coriostream {
 
 /// How one test moves its bytes over a connected stream: riostream's
 /// riowrite into the peer's mapping (iomap_data_path) or rstream's
-/// rsend/rrecv (stream_data_path). Each speaks its tool's protocol exactly,
+/// rsend/rrecv, in stream_data_path. Each speaks its tool's protocol exactly,
 /// so that either end may be rdma-core's program.
 class data_path {
 public:

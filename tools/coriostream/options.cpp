@@ -271,7 +271,7 @@ po::options_description extension_options() {
         ("timeout", po::value<std::string>()->value_name("SECONDS"),
          "give up waiting for the peer after SECONDS (default 30; 0 waits forever)")
         ("poll-mode", po::value<std::string>()->value_name("thread|busy"),
-         "thread (default) waits in corio's rpoll thread; busy spins on rpoll(0)");
+         "thread (default) waits in corio's rpoll thread; busy spins on rpoll with timeout 0");
     // clang-format on
     return extensions;
 }

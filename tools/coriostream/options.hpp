@@ -31,7 +31,7 @@ enum class notify_method { marker, message };
 enum class output_format { table, json, csv };
 
 /// --poll-mode: who waits for readiness. thread is corio's rpoll service
-/// thread; busy spins on rpoll(0) the way riostream's nonblocking -T a does.
+/// thread; busy spins on rpoll with timeout 0 the way riostream's nonblocking -T a does.
 enum class poll_mode { thread, busy };
 
 /// riostream sets SO_SNDBUF and SO_RCVBUF to this unless -B says otherwise.

@@ -63,7 +63,7 @@ boost::asio::awaitable<void> session::run(const connection_plan& plan, stream_gr
 }
 
 void session::close() noexcept {
-    // riostream ends a connection with rshutdown(SHUT_RDWR) and rclose; on
+    // riostream ends a connection with rshutdown with SHUT_RDWR, then rclose; on
     // rsockets the shutdown also waits for the last sends to complete.
     boost::system::error_code ignored;
     if (stream_.is_open())
