@@ -57,10 +57,12 @@ expect_usage_error "the required argument for option '-S' is missing" -S
 expect_usage_error "unexpected argument 'extra'" -s host extra
 expect_usage_error "--loopback runs both ends here; -s names a remote server" --loopback -s host
 
-# Valid, but this build moves no data yet.
-expect 2 -s 127.0.0.1 -T b
-[[ $err == "coriostream: transfers not implemented yet" ]] || fail "no 'not implemented' notice: $err"
-[[ -z $out ]] || fail "a refused run wrote to stdout: $out"
+# Valid options, but no server listens on port 1: one clear line naming the
+# address and the reason, exit 1. riostream prints its table header before it
+# connects, and so does coriostream; no row may follow it.
+expect 1 -s 127.0.0.1 -p 1 -T b --transport tcp --data-path stream
+[[ $err == "coriostream: connect 127.0.0.1:1: Connection refused" ]] || fail "connection refused reported as: $err"
+[[ $(wc -l <<<"$out") == 1 && $out == name* ]] || fail "a refused run printed more than the header: $out"
 
 expect 0 --dry-run
 [[ $(head -n 1 <<<"$out") == "name      bytes   xfers   iters   total" ]] || fail "--dry-run header: $(head -n 1 <<<"$out")"

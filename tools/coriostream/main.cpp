@@ -1,5 +1,6 @@
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <ostream>
@@ -10,7 +11,6 @@
 
 #include "options.hpp"
 #include "report.hpp"
-#include "run_error.hpp"
 #include "run_settings.hpp"
 #include "runner.hpp"
 #include "test_plan.hpp"
@@ -63,7 +63,9 @@ int run_transfers(const coriostream::options& opts) {
         coriostream::report_writer writer(out, opts.format, metadata);
         coriostream::runner runner(opts, settings, writer);
         runner.run();
-    } catch (const coriostream::run_error& error) {
+    } catch (const std::exception& error) {
+        // run_error carries a finished one-line message; anything else
+        // (memory, a thread that cannot start) is printed as it comes.
         out.flush();
         std::cerr << "coriostream: " << error.what() << '\n';
         return exit_failure;
