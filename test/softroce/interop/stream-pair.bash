@@ -65,12 +65,12 @@ linebuf() {
 # kernel socket (ss cannot see it); its rdma_cm id is visible through the
 # rdma tool. Without a usable rdma tool, fall back to a fixed grace period.
 wait_listening() {
-    local addr=$1 port=$2 i
+    local addr=$1 port=$2
     if ! rdma resource show cm_id >/dev/null 2>&1; then
         sleep 2
         return 0
     fi
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         kill -0 "$server_pid" 2>/dev/null || return 1
         if rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' |
             grep -q "src-addr $addr:$port "; then
@@ -106,10 +106,10 @@ check_table() {
 run_pair() {
     local tool=$1 label=$2
     shift 2
-    local addr=$CORIO_RDMA_ADDR port attempt cst sst start
+    local addr=$CORIO_RDMA_ADDR port cst sst start
     local sout=$workdir/$label.server.out cout=$workdir/$label.client.out
 
-    for attempt in 1 2 3; do
+    for _ in 1 2 3; do
         port=$next_port
         next_port=$((next_port + 1))
         note "$label: $tool -b $addr -p $port${*:+ $*} (server)"
