@@ -11,8 +11,8 @@
 namespace coriostream {
 
 /// rstream's protocol (rdma-core's librdmacm/examples/rstream.c): every
-/// transfer is copied through the stream with rsend and rrecv (as send and recv are
-/// on kernel sockets). Per test, the client sends 16 bytes and the server
+/// transfer is copied through the stream with rsend and rrecv, as send and recv are
+/// on kernel sockets. Per test, the client sends 16 bytes and the server
 /// answers with 16; then each iteration the client sends transfer_count
 /// transfers and receives as many back. With -T v every buffer sent is
 /// formatted first and every buffer received is verified, the 16-byte
