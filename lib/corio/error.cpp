@@ -26,6 +26,8 @@ public:
             return "The peer violated the corio protocol";
         case error::protocol_version_mismatch:
             return "The peer speaks another version of the corio protocol";
+        case error::rsocket_service_full:
+            return "librdmacm's connection service has no room for another rsocket";
         }
         return "Unknown corio error";
     }

@@ -29,6 +29,11 @@ enum class error {
     protocol_error,
     /// The peer speaks a different version of a corio protocol.
     protocol_version_mismatch,
+    /// librdmacm's connection service already watches as many rsockets as
+    /// corio made room for. Before rdma-core v44.7 (Debian 12 ships v44.0)
+    /// it corrupts memory beyond that room, so corio refuses the connect or
+    /// accept instead (doc/architecture.md, CORIO_RSOCKET_CM_CAPACITY).
+    rsocket_service_full,
 };
 
 /// Portable conditions, matched by codes from several categories.

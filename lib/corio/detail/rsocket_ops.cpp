@@ -1,13 +1,20 @@
 #include "corio/detail/rsocket_ops.hpp"
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <rdma/rsocket.h>
 
+#include <corio/config.hpp>
 #include <corio/detail/errno_result.hpp>
 #include <corio/error.hpp>
 
@@ -62,6 +69,170 @@ live_iomaps& iomaps() {
     return instance;
 }
 
+// librdmacm's connection service thread watches every rsocket that came from
+// raccept, or whose nonblocking rconnect said EINPROGRESS, until its rclose.
+// Its pollfd array grows by 4 entries each time the thread starts (when the
+// watched count goes from 0 to 1), and by 4 more whenever a socket is added
+// to a full array. Before rdma-core v44.7 (CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY;
+// Debian 12 ships v44.0) the running thread keeps polling the old array after
+// such a growth: poll writes into freed memory, and the process hangs or
+// corrupts its heap. Seen in the guest from 4 echoing streams on: the service
+// thread stuck in rdma_get_cm_event or in malloc, and every later rconnect
+// and raccept waiting for it.
+//
+// Growth at thread start is safe. So before the first watched socket, the
+// seam starts and stops the thread until the array has room for the
+// capacity wanted (a nonblocking rconnect to port 0 that is still in
+// progress, then its rclose), and it refuses sockets beyond that room with
+// error::rsocket_service_full instead of letting librdmacm corrupt memory.
+// The count it keeps includes calls in flight, so it never undercounts what
+// the thread watches (rsockets opened outside corio are not seen).
+class connection_service_room {
+public:
+    /// Claims room for one socket about to be watched. `where` is an address
+    /// on an RDMA device (port ignored) to prime with; a wildcard address
+    /// means any local one.
+    error_code claim(const sockaddr* where, socklen_t len) {
+        if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
+            return {};
+        std::lock_guard lock(mutex_);
+        if (count_ == 0 && !primed_)
+            prime(where, len);
+        if (count_ >= room_)
+            return error::rsocket_service_full;
+        ++count_;
+        return {};
+    }
+
+    /// The claimed socket `s` is now watched until it is closed.
+    void watched(int s) {
+        if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
+            return;
+        std::lock_guard lock(mutex_);
+        watched_.insert(s);
+    }
+
+    /// The call made after claim added nothing to the service.
+    void unclaim() {
+        if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
+            return;
+        std::lock_guard lock(mutex_);
+        --count_;
+    }
+
+    /// `s` is about to be closed; true when it was watched, and then its
+    /// claim is given back with unclaim once rclose returned (the number may
+    /// be reused from then on, the room only after the service let go).
+    bool closing(int s) {
+        if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
+            return false;
+        std::lock_guard lock(mutex_);
+        return watched_.erase(s) > 0;
+    }
+
+private:
+    /// Sockets to make room for: CORIO_RSOCKET_CM_CAPACITY, else 1024 (512
+    /// streams with both ends in one process).
+    static std::size_t wanted_capacity() {
+        if (const char* text = std::getenv("CORIO_RSOCKET_CM_CAPACITY")) {
+            const long n = std::strtol(text, nullptr, 10);
+            if (n > 0)
+                return static_cast<std::size_t>(n);
+        }
+        return 1024;
+    }
+
+    /// One start and stop of the service thread; true when the thread ran.
+    static bool cycle_service_thread(const sockaddr* where, socklen_t len) {
+        const int s = ::rsocket(where->sa_family, SOCK_STREAM, 0);
+        if (s < 0)
+            return false;
+        bool started = false;
+        if (::rfcntl(s, F_SETFL, O_NONBLOCK) == 0)
+            started = ::rconnect(s, where, len) < 0 && errno == EINPROGRESS;
+        ::rclose(s);
+        return started;
+    }
+
+    /// Addresses to prime with: `where` itself, or for a wildcard every
+    /// local address of its family but loopback (rdma_cm cannot use lo).
+    static std::vector<sockaddr_storage> candidates(const sockaddr* where, socklen_t len) {
+        std::vector<sockaddr_storage> out;
+        auto add = [&](const sockaddr* a, socklen_t n) {
+            sockaddr_storage copy{};
+            std::memcpy(&copy, a, n);
+            // Port 0: if the service thread gets as far as a connection
+            // request before rclose, no listener can take it.
+            if (copy.ss_family == AF_INET)
+                reinterpret_cast<sockaddr_in&>(copy).sin_port = 0;
+            else
+                reinterpret_cast<sockaddr_in6&>(copy).sin6_port = 0;
+            out.push_back(copy);
+        };
+        const bool wildcard =
+            (where->sa_family == AF_INET &&
+             reinterpret_cast<const sockaddr_in*>(where)->sin_addr.s_addr == htonl(INADDR_ANY)) ||
+            (where->sa_family == AF_INET6 &&
+             IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(where)->sin6_addr));
+        if (!wildcard) {
+            add(where, len);
+            return out;
+        }
+        ifaddrs* list = nullptr;
+        if (::getifaddrs(&list) != 0)
+            return out;
+        for (const ifaddrs* i = list; i; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != where->sa_family)
+                continue;
+            const bool loopback =
+                (where->sa_family == AF_INET &&
+                 reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr ==
+                     htonl(INADDR_LOOPBACK)) ||
+                (where->sa_family == AF_INET6 &&
+                 IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr));
+            if (!loopback)
+                add(i->ifa_addr, where->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+        }
+        ::freeifaddrs(list);
+        return out;
+    }
+
+    /// Called with the mutex held and nothing watched: grows the array by
+    /// starting the thread again and again. Priming is tried once; an
+    /// address that cannot start the thread leaves the unprimed room.
+    void prime(const sockaddr* where, socklen_t len) {
+        primed_ = true;
+        const std::size_t starts = (wanted_capacity() + 3) / 4;
+        for (const auto& candidate : candidates(where, len)) {
+            const auto* a = reinterpret_cast<const sockaddr*>(&candidate);
+            const socklen_t n = candidate.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+            std::size_t done = 0;
+            while (done < starts && cycle_service_thread(a, n))
+                ++done;
+            if (done > 0) {
+                // The array holds 4 entries per start, entry 0 being the
+                // thread's own socket; the next real start adds 4 more.
+                room_ = 4 * done + 3;
+                return;
+            }
+        }
+    }
+
+    std::mutex mutex_;
+    std::unordered_set<int> watched_;
+    /// Watched sockets plus claims in flight.
+    std::size_t count_ = 0;
+    /// What the array holds without growing while the thread runs: 3 when
+    /// it first starts.
+    std::size_t room_ = 3;
+    bool primed_ = false;
+};
+
+connection_service_room& service_room() {
+    static connection_service_room instance;
+    return instance;
+}
+
 bool is_rsocket(int s, error_code& ec) noexcept {
     if (::rfcntl(s, F_GETFL) >= 0)
         return true;
@@ -97,13 +268,33 @@ error_code bind(int s, const sockaddr* addr, socklen_t len) {
 error_code listen(int s, int backlog) { return status_of(::rlisten(s, backlog)); }
 
 int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
+    sockaddr_storage local{};
+    socklen_t local_len = sizeof local;
+    if (::rgetsockname(s, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) {
+        ec = last_error();
+        return -1;
+    }
+    if ((ec = service_room().claim(reinterpret_cast<sockaddr*>(&local), local_len)))
+        return -1;
     const int n = ::raccept(s, addr, len);
     ec = n < 0 ? last_error() : error_code{};
+    if (n < 0)
+        service_room().unclaim();
+    else
+        service_room().watched(n);
     return n;
 }
 
 error_code connect(int s, const sockaddr* addr, socklen_t len) {
-    return status_of(::rconnect(s, addr, len));
+    if (const auto ec = service_room().claim(addr, len))
+        return ec;
+    const auto ec = status_of(::rconnect(s, addr, len));
+    // Only a connect still in progress is handed to the service thread.
+    if (ec == boost::asio::error::in_progress)
+        service_room().watched(s);
+    else
+        service_room().unclaim();
+    return ec;
 }
 
 error_code shutdown(int s, int how) { return status_of(::rshutdown(s, how)); }
@@ -111,7 +302,10 @@ error_code shutdown(int s, int how) { return status_of(::rshutdown(s, how)); }
 error_code close(int s) {
     iomaps().unmap_all(s);
     // v44 returns a positive EBADF, not -1 with errno, for an fd it does not know.
+    const bool watched = service_room().closing(s);
     const int result = ::rclose(s);
+    if (watched)
+        service_room().unclaim();
     if (result > 0)
         return {result, boost::system::system_category()};
     return status_of(result);
