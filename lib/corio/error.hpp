@@ -29,6 +29,10 @@ enum class error {
     protocol_error,
     /// The peer speaks a different version of a corio protocol.
     protocol_version_mismatch,
+    /// TCP emulation of iowrite: an iowrite cannot start while a stream write
+    /// has sent only part of its frame; the stream must finish that write
+    /// first (a cancelled or short write_some leaves one open).
+    stream_write_unfinished,
 };
 
 /// Portable conditions, matched by codes from several categories.
