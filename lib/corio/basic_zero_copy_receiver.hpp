@@ -106,7 +106,10 @@ public:
     /// @par Completion Signature
     /// @code void(boost::system::error_code, corio::zero_copy_message) @endcode
     /// Messages come in the order they were sent. boost::asio::error::eof
-    /// (or connection_reset) when the sender is gone; corio::error::
+    /// after the last message when the sender ended the channel with
+    /// async_shutdown (this side's stream then shuts down its send side
+    /// too, which completes that shutdown), or when it is gone
+    /// (connection_reset too); corio::error::
     /// protocol_error when its notify breaks the protocol (the stream is then
     /// closed); boost::asio::error::in_progress while another receive is
     /// pending; boost::asio::error::not_connected before the handshake. Every
@@ -242,6 +245,13 @@ private:
                     s.receiving_ = false;
                     if (ec != boost::asio::error::operation_aborted && !s.failure_)
                         s.failure_ = ec;
+                    if (ec == boost::asio::error::eof) {
+                        // The sender's async_shutdown: end this direction
+                        // too, which is what its shutdown waits for. Credits
+                        // are of no use to it any more.
+                        boost::system::error_code ignored;
+                        s.stream_.shutdown(basic_stream<Executor>::shutdown_send, ignored);
+                    }
                     self.complete(ec, zero_copy_message());
                     return;
                 }

@@ -126,6 +126,26 @@ public:
             initiate_async_send(state_), token, message);
     }
 
+    /// Ends the channel in order: the send side of the stream is shut down,
+    /// so the receiver gets every message sent so far and then
+    /// boost::asio::error::eof; completes once the receiver's end has closed
+    /// too. Closing or destroying the sender instead may lose messages still
+    /// in flight: a TCP socket closed with unread data (credits) resets the
+    /// connection and drops what it had not sent yet.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code) @endcode
+    /// Afterwards every send completes with boost::asio::error::shut_down.
+    ///
+    /// @par Per-Operation Cancellation
+    /// Terminal, partial and total: completes with operation_aborted (the
+    /// send side stays shut down).
+    template <class Token = boost::asio::default_completion_token_t<executor_type>>
+    auto async_shutdown(Token&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+            initiate_async_shutdown(state_), token);
+    }
+
 private:
     class handshake_op {
     public:
@@ -327,6 +347,83 @@ private:
         stage stage_ = stage::start;
         std::uint32_t slot_ = 0;
         boost::system::error_code result_;
+    };
+
+    class shutdown_op {
+    public:
+        explicit shutdown_op(std::shared_ptr<state_type> state) : state_(std::move(state)) {}
+
+        template <class Self>
+        void operator()(Self& self, boost::system::error_code ec = {}, std::size_t = 0) {
+            auto& s = *state_;
+            switch (stage_) {
+            case stage::start:
+                self.reset_cancellation_state(boost::asio::enable_total_cancellation());
+                result_ = s.failure_   ? s.failure_
+                          : s.closed_  ? boost::asio::error::bad_descriptor
+                          : !s.ready_  ? boost::asio::error::not_connected
+                          : s.sending_ ? boost::asio::error::in_progress
+                                       : boost::system::error_code{};
+                if (!result_) {
+                    s.stream_.shutdown(basic_stream<Executor>::shutdown_send, result_);
+                    s.failure_ = boost::asio::error::shut_down;
+                }
+                if (result_) {
+                    stage_ = stage::finish;
+                    boost::asio::post(s.stream_.get_executor(), std::move(self));
+                    return;
+                }
+                stage_ = stage::draining;
+                return drain(self);
+            case stage::draining:
+                // Credits still arriving are read and dropped, so that the
+                // socket never closes with unread data; eof is the receiver
+                // closing its end, which is what this waits for.
+                if (ec == boost::asio::error::eof) {
+                    self.complete(boost::system::error_code{});
+                    return;
+                }
+                if (ec) {
+                    self.complete(ec);
+                    return;
+                }
+                return drain(self);
+            case stage::finish:
+                self.complete(result_);
+                return;
+            }
+        }
+
+    private:
+        enum class stage { start, draining, finish };
+
+        template <class Self>
+        void drain(Self& self) {
+            auto& s = *state_;
+            s.credit_filled_ = 0;
+            s.stream_.async_read_some(boost::asio::buffer(s.credit_in_), std::move(self));
+        }
+
+        std::shared_ptr<state_type> state_;
+        stage stage_ = stage::start;
+        boost::system::error_code result_;
+    };
+
+    class initiate_async_shutdown {
+    public:
+        using executor_type = Executor;
+        explicit initiate_async_shutdown(std::shared_ptr<state_type> state) noexcept
+            : state_(std::move(state)) {}
+        executor_type get_executor() const noexcept { return state_->stream_.get_executor(); }
+
+        template <class Handler>
+        void operator()(Handler&& handler) const {
+            boost::asio::async_compose<Handler, void(boost::system::error_code)>(
+                shutdown_op(state_), handler, state_->stream_);
+        }
+
+    private:
+        std::shared_ptr<state_type> state_;
     };
 
     class initiate_async_handshake {

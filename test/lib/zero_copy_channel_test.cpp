@@ -240,6 +240,41 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(cancelling_a_waiting_receive_loses_nothi
     BOOST_TEST(holds_pattern(got, 0, 256));
 }
 
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(an_orderly_shutdown_delivers_every_message_then_eof, 60s) {
+    auto [tx, rx] = co_await make_channel({4, 4096});
+    bool shut_down = false;
+    error_code shutdown_ec;
+    auto send_then_shut_down = [&]() -> asio::awaitable<void> {
+        for (std::uint64_t k = 0; k < 20; ++k) {
+            const auto m = message_bytes(k, 4096);
+            co_await tx.async_send(asio::buffer(m), asio::use_awaitable);
+        }
+        std::tie(shutdown_ec) = co_await tx.async_shutdown(asio::as_tuple(asio::use_awaitable));
+        shut_down = true;
+    };
+    std::uint64_t received = 0;
+    error_code end;
+    auto receive_until_end = [&]() -> asio::awaitable<void> {
+        for (;;) {
+            auto [ec, m] = co_await rx.async_receive(asio::as_tuple(asio::use_awaitable));
+            if (ec) {
+                end = ec;
+                co_return;
+            }
+            if (m.sequence() == received && holds_pattern(m, received, 4096))
+                ++received;
+        }
+    };
+    co_await (send_then_shut_down() && receive_until_end());
+    BOOST_TEST(received == 20u);
+    BOOST_TEST((end == asio::error::eof), end.message());
+    BOOST_TEST(shut_down);
+    BOOST_TEST(!shutdown_ec, shutdown_ec.message());
+    auto [ec, n] = co_await tx.async_send(asio::buffer(message_bytes(0, 1)),
+                                          asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == asio::error::shut_down), ec.message());
+}
+
 CORIO_COROUTINE_TEST_CASE(a_message_larger_than_a_slot_is_refused_and_the_channel_goes_on) {
     auto [tx, rx] = co_await make_channel({2, 128});
     const auto big = message_bytes(0, 129);
