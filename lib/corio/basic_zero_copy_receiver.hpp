@@ -33,7 +33,7 @@ namespace corio {
 ///
 /// The stream must have had corio::socket_base::iomap_size set (at least 1)
 /// before it connected, on both ends; on tcp that turns on the framed
-/// emulation of riowrite (doc/tcp-transport.md).
+/// emulation of riowrite, doc/tcp-transport.md.
 ///
 /// The receiver owns the stream; destroying or closing it closes the
 /// stream, and pending operations end with operation_aborted. Messages still

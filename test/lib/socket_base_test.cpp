@@ -290,7 +290,7 @@ BOOST_AUTO_TEST_CASE(rdma_options_on_a_kernel_socket_are_not_supported_by_the_tr
 }
 
 // iomap_size is the RDMA option the tcp transport keeps: above zero it turns
-// on the framed emulation of riomap/riowrite (doc/tcp-transport.md).
+// on the framed emulation of riomap/riowrite, doc/tcp-transport.md.
 BOOST_AUTO_TEST_CASE(iomap_size_on_a_kernel_socket_is_recorded_before_connect_only) {
     boost::system::error_code ec;
     corio::detail::unique_socket fresh(ops.open(AF_INET, SOCK_STREAM, 0, ec), ops);

@@ -77,7 +77,7 @@ std::size_t poll(pollfd* fds, nfds_t nfds, poll_timeout timeout, error_code& ec)
 }
 
 // RDMA_IOMAPSIZE is recorded, not refused: above zero it turns on the TCP
-// emulation of riomap/riowrite (framed_tcp_ops) at connect or listen.
+// emulation of riomap/riowrite, framed_tcp_ops, at connect or listen.
 error_code setsockopt(int s, int level, int name, const void* value, socklen_t len) {
     if (framed_tcp::is_iomap_size_option(level, name))
         return framed_tcp::set_iomap_size(s, value, len);

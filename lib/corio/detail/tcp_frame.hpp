@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-// The wire format of corio's TCP emulation of riomap/riowrite (version 1),
+// The wire format, version 1, of corio's TCP emulation of riomap/riowrite,
 // described in doc/tcp-transport.md. Every multi-byte field is big-endian.
 namespace corio::detail::tcp_frame {
 
