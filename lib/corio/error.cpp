@@ -26,6 +26,8 @@ public:
             return "The peer violated the corio protocol";
         case error::protocol_version_mismatch:
             return "The peer speaks another version of the corio protocol";
+        case error::stream_write_unfinished:
+            return "An iowrite cannot start while a stream write is only partly sent";
         case error::rsocket_service_full:
             return "librdmacm's connection service has no room for another rsocket";
         }

@@ -29,6 +29,10 @@ enum class error {
     protocol_error,
     /// The peer speaks a different version of a corio protocol.
     protocol_version_mismatch,
+    /// TCP emulation of iowrite: an iowrite cannot start while a stream write
+    /// has sent only part of its frame; the stream must finish that write
+    /// first (a cancelled or short write_some leaves one open).
+    stream_write_unfinished,
     /// librdmacm's connection service already watches as many rsockets as
     /// corio made room for. Before rdma-core v44.7 (Debian 12 ships v44.0)
     /// it corrupts memory beyond that room, so corio refuses the connect or

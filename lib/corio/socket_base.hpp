@@ -24,7 +24,8 @@ namespace corio {
 /// rsockets (rdma-core v44, librdmacm/rsocket.c) accept every common option
 /// here, with the differences each option notes. The four RDMA options
 /// (`rdma_only == true`) exist only on rsockets: a kernel socket reports
-/// corio::error::not_supported_by_transport for them. rsockets size the queue
+/// corio::error::not_supported_by_transport for them, except iomap_size,
+/// which it records (see there). rsockets size the queue
 /// pair from them when a connection is made, so setting one fails with
 /// corio::error::option_after_connect from connect on, and on an accepted
 /// socket; a listening socket still takes them and passes them on to the
@@ -203,6 +204,12 @@ struct socket_base {
     /// rounded down to a multiple of 256, at most max_value. A larger request
     /// would wrap around in that byte, so it is refused. rounded() gives what
     /// a query will read back.
+    ///
+    /// tcp: recorded the same way (rounded, before connect or listen only).
+    /// Above zero it turns on the framed emulation of riomap/riowrite when
+    /// the socket connects or listens, and both ends must set it
+    /// (doc/tcp-transport.md); at zero the socket stays plain TCP. It is also
+    /// the most PROT_WRITE mappings this side may hold at once.
     class iomap_size {
     public:
         static constexpr bool rdma_only = true;

@@ -36,7 +36,8 @@ namespace {
 bool on_rsockets() { return corio::test::transport_under_test() == corio::transport::rsocket; }
 
 /// A pair whose sockets may each hold one PROT_WRITE mapping: the option is
-/// set on the client before connect and on the acceptor before listen.
+/// set on the client before connect and on the acceptor before listen. On
+/// tcp it turns on the framed emulation (doc/tcp-transport.md).
 asio::awaitable<std::pair<corio::stream, corio::stream>> make_mappable_pair() {
     auto executor = co_await asio::this_coro::executor;
     const auto transport = corio::test::transport_under_test();
@@ -44,10 +45,8 @@ asio::awaitable<std::pair<corio::stream, corio::stream>> make_mappable_pair() {
     acceptor.open(transport);
     corio::stream client(executor);
     client.open(transport);
-    if (on_rsockets()) {
-        acceptor.set_option(corio::socket_base::iomap_size(1));
-        client.set_option(corio::socket_base::iomap_size(1));
-    }
+    acceptor.set_option(corio::socket_base::iomap_size(1));
+    client.set_option(corio::socket_base::iomap_size(1));
     acceptor.bind(corio::test::any_port_endpoint());
     acceptor.listen();
     corio::stream server = co_await (acceptor.async_accept(asio::use_awaitable) &&
@@ -65,21 +64,22 @@ std::vector<unsigned char> pattern(std::size_t n) {
 
 } // namespace
 
-CORIO_COROUTINE_TEST_CASE(iowrite_then_notify_delivers_exactly_the_written_bytes) {
-    if (!on_rsockets()) {
-        // Until the TCP emulation of riomap exists, tcp says so clearly.
-        auto [client, server] = co_await corio::test::make_stream_pair();
-        std::array<unsigned char, 64> region{};
-        error_code ec;
-        corio::iomap_registration failed(server, asio::buffer(region), PROT_WRITE, 0, ec);
-        BOOST_TEST((ec == corio::error::not_supported_by_transport), ec.message());
-        BOOST_TEST(!failed.is_mapped());
-        client.add_remote_mapping(0, region.size());
-        auto [wec, n] = co_await client.async_iowrite(asio::buffer(region), 0,
-                                                      asio::as_tuple(asio::use_awaitable));
-        BOOST_TEST((wec == corio::error::not_supported_by_transport), wec.message());
+CORIO_COROUTINE_TEST_CASE(a_stream_without_iomap_size_has_no_iomap_on_tcp) {
+    if (on_rsockets())
         co_return;
-    }
+    auto [client, server] = co_await corio::test::make_stream_pair();
+    std::array<unsigned char, 64> region{};
+    error_code ec;
+    corio::iomap_registration failed(server, asio::buffer(region), PROT_WRITE, 0, ec);
+    BOOST_TEST((ec == corio::error::not_supported_by_transport), ec.message());
+    BOOST_TEST(!failed.is_mapped());
+    client.add_remote_mapping(0, region.size());
+    auto [wec, n] = co_await client.async_iowrite(asio::buffer(region), 0,
+                                                  asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((wec == corio::error::not_supported_by_transport), wec.message());
+}
+
+CORIO_COROUTINE_TEST_CASE(iowrite_then_notify_delivers_exactly_the_written_bytes) {
     auto [client, server] = co_await make_mappable_pair();
     constexpr std::size_t window = 8192;
     std::vector<unsigned char> memory(3 * window, 0xee);
@@ -118,8 +118,6 @@ CORIO_COROUTINE_TEST_CASE(iowrites_outside_known_mappings_are_refused) {
                                                  asio::as_tuple(asio::use_awaitable));
     BOOST_TEST((ec == corio::error::no_remote_mapping), ec.message());
     BOOST_TEST(n == 0u);
-    if (!on_rsockets())
-        co_return;
 
     std::vector<unsigned char> region(4096);
     corio::iomap_registration registration(server, asio::buffer(region));
@@ -132,22 +130,35 @@ CORIO_COROUTINE_TEST_CASE(iowrites_outside_known_mappings_are_refused) {
     std::tie(ec, n) = co_await client.async_iowrite(asio::buffer(data), 4000,
                                                     asio::as_tuple(asio::use_awaitable));
     BOOST_TEST((ec == corio::error::iowrite_out_of_bounds), ec.message());
-    // Declared by the application but never published by the peer:
-    // rdma-core's silent 0 becomes an error.
-    client.add_remote_mapping(1 << 20, 4096);
-    std::tie(ec, n) = co_await client.async_iowrite(asio::buffer(data), 1 << 20,
-                                                    asio::as_tuple(asio::use_awaitable));
-    BOOST_TEST((ec == corio::error::no_remote_mapping), ec.message());
     // Exactly up to the end is fine.
     std::tie(ec, n) = co_await client.async_iowrite(asio::buffer(data), 4096 - 256,
                                                     asio::as_tuple(asio::use_awaitable));
     BOOST_TEST(!ec, ec.message());
     BOOST_TEST(n == 256u);
+
+    // Declared by the application but never mapped by the peer.
+    client.add_remote_mapping(1 << 20, 4096);
+    std::tie(ec, n) = co_await client.async_iowrite(asio::buffer(data), 1 << 20,
+                                                    asio::as_tuple(asio::use_awaitable));
+    if (on_rsockets()) {
+        // rdma-core's silent 0 becomes an error at the sender.
+        BOOST_TEST((ec == corio::error::no_remote_mapping), ec.message());
+        co_return;
+    }
+    // On tcp the sender cannot know; the receiver refuses the frame, writes
+    // none of it, and ends the connection.
+    BOOST_TEST(!ec, ec.message());
+    std::fill(region.begin(), region.end(), 0);
+    auto [rec, rn] = co_await server.async_read_some(asio::buffer(hello),
+                                                     asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((rec == corio::error::protocol_error), rec.message());
+    BOOST_TEST(std::all_of(region.begin(), region.end(), [](unsigned char b) { return b == 0; }));
+    std::tie(rec, rn) = co_await client.async_read_some(asio::buffer(hello),
+                                                        asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((rec == asio::error::eof), rec.message());
 }
 
 CORIO_COROUTINE_TEST_CASE(registration_lifetime) {
-    if (!on_rsockets())
-        co_return;
     auto [client, server] = co_await make_mappable_pair();
     std::vector<unsigned char> region(4096);
     corio::iomap_registration first(server, asio::buffer(region));

@@ -15,6 +15,7 @@
 #include <boost/asio/error.hpp>
 
 #include <corio/detail/posix_socket_ops.hpp>
+#include <corio/detail/unique_socket.hpp>
 #include <corio/error.hpp>
 #include <corio/socket_base.hpp>
 
@@ -278,7 +279,6 @@ BOOST_AUTO_TEST_CASE(rdma_options_on_a_kernel_socket_are_not_supported_by_the_tr
     expect(socket_base::sq_size(64).apply(ops, fd));
     expect(socket_base::rq_size(64).apply(ops, fd));
     expect(socket_base::inline_size(64).apply(ops, fd));
-    expect(socket_base::iomap_size(1).apply(ops, fd));
 
     socket_base::sq_size sq(5);
     expect(sq.query(ops, fd));
@@ -287,8 +287,26 @@ BOOST_AUTO_TEST_CASE(rdma_options_on_a_kernel_socket_are_not_supported_by_the_tr
     expect(rq.query(ops, fd));
     socket_base::inline_size in;
     expect(in.query(ops, fd));
-    socket_base::iomap_size iomap;
-    expect(iomap.query(ops, fd));
+}
+
+// iomap_size is the RDMA option the tcp transport keeps: above zero it turns
+// on the framed emulation of riomap/riowrite, doc/tcp-transport.md.
+BOOST_AUTO_TEST_CASE(iomap_size_on_a_kernel_socket_is_recorded_before_connect_only) {
+    boost::system::error_code ec;
+    corio::detail::unique_socket fresh(ops.open(AF_INET, SOCK_STREAM, 0, ec), ops);
+    BOOST_TEST_REQUIRE(!ec);
+    socket_base::iomap_size iomap(7);
+    BOOST_TEST(!iomap.query(ops, fresh.get()));
+    BOOST_TEST(iomap.value() == 0);
+    BOOST_TEST(!socket_base::iomap_size(300).apply(ops, fresh.get()));
+    BOOST_TEST(!iomap.query(ops, fresh.get()));
+    BOOST_TEST(iomap.value() == socket_base::iomap_size::rounded(300));
+
+    auto [client, server] = make_tcp_loopback_pair();
+    BOOST_TEST((socket_base::iomap_size(1).apply(ops, client.get()) ==
+                corio::error::option_after_connect));
+    BOOST_TEST(!iomap.query(ops, client.get()));
+    BOOST_TEST(iomap.value() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(rdma_options_reach_sol_rdma_in_the_types_rsockets_read) {

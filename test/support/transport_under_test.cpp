@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <corio/rdma_available.hpp>
+#include <corio/socket_base.hpp>
 
 namespace corio::test {
 
@@ -55,6 +56,25 @@ boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair
     corio::stream client(executor, transport_under_test());
     // Both at once: an rsocket connect completes only when the server
     // side's raccept runs.
+    using namespace boost::asio::experimental::awaitable_operators;
+    corio::stream server =
+        co_await (acceptor.async_accept(boost::asio::use_awaitable) &&
+                  client.async_connect(acceptor.local_endpoint(), boost::asio::use_awaitable));
+    co_return std::pair(std::move(client), std::move(server));
+}
+
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>>
+make_mappable_stream_pair(int iomap_size) {
+    auto executor = co_await boost::asio::this_coro::executor;
+    const auto transport = transport_under_test();
+    corio::acceptor acceptor(executor);
+    acceptor.open(transport, any_port_endpoint().protocol());
+    acceptor.set_option(corio::socket_base::iomap_size(iomap_size));
+    acceptor.bind(any_port_endpoint());
+    acceptor.listen();
+    corio::stream client(executor);
+    client.open(transport, any_port_endpoint().protocol());
+    client.set_option(corio::socket_base::iomap_size(iomap_size));
     using namespace boost::asio::experimental::awaitable_operators;
     corio::stream server =
         co_await (acceptor.async_accept(boost::asio::use_awaitable) &&

@@ -40,6 +40,13 @@ struct transport_available {
 /// first the client, second the server side.
 boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair();
 
+/// As make_stream_pair, with corio::socket_base::iomap_size set to
+/// `iomap_size` on the client before connect and on the acceptor before
+/// listen: each side may hold that many PROT_WRITE mappings, and on tcp the
+/// framed emulation of riowrite is on (doc/tcp-transport.md).
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>>
+make_mappable_stream_pair(int iomap_size = 1);
+
 } // namespace corio::test
 
 #define CORIO_TEST_TRANSPORT_FIXTURE()                                                             \

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <corio/detail/errno_result.hpp>
+#include <corio/detail/framed_tcp_ops.hpp>
 #include <corio/error.hpp>
 
 namespace corio::detail {
@@ -40,6 +41,8 @@ error_code connect(int s, const sockaddr* addr, socklen_t len) {
 error_code shutdown(int s, int how) { return status_of(::shutdown(s, how)); }
 
 error_code close(int s) {
+    // Before the number can be reused: what iomap_size recorded for it.
+    framed_tcp::forget(s);
     // Linux releases the descriptor even when close reports EINTR; retrying
     // could close a descriptor another thread has just been given.
     const int result = ::close(s);
@@ -73,11 +76,17 @@ std::size_t poll(pollfd* fds, nfds_t nfds, poll_timeout timeout, error_code& ec)
     return count_of(::poll(fds, nfds, static_cast<int>(timeout)), ec);
 }
 
+// RDMA_IOMAPSIZE is recorded, not refused: above zero it turns on the TCP
+// emulation of riomap/riowrite, framed_tcp_ops, at connect or listen.
 error_code setsockopt(int s, int level, int name, const void* value, socklen_t len) {
+    if (framed_tcp::is_iomap_size_option(level, name))
+        return framed_tcp::set_iomap_size(s, value, len);
     return status_of(::setsockopt(s, level, name, value, len));
 }
 
 error_code getsockopt(int s, int level, int name, void* value, socklen_t* len) {
+    if (framed_tcp::is_iomap_size_option(level, name))
+        return framed_tcp::get_iomap_size(s, value, len);
     return status_of(::getsockopt(s, level, name, value, len));
 }
 

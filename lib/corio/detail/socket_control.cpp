@@ -5,6 +5,7 @@
 
 #include <boost/asio/error.hpp>
 
+#include <corio/detail/framed_tcp_ops.hpp>
 #include <corio/detail/socket_impl.hpp>
 #include <corio/error.hpp>
 #include <corio/rpoll_service.hpp>
@@ -45,6 +46,7 @@ error_code start_connect(rpoll_service& service, socket_impl& impl, transport t,
         return impl.phase_ == socket_impl::phase::connected ? boost::asio::error::already_connected
                                                              : boost::asio::error::invalid_argument;
     std::lock_guard io_lock(impl.io_mutex_);
+    framed_tcp::adopt_if_requested(impl.socket_);
     const auto ec = impl.socket_.ops()->connect(impl.socket_.get(), peer.data(),
                                                 static_cast<socklen_t>(peer.size()));
     if (ec == boost::asio::error::in_progress || ec == boost::asio::error::would_block) {
@@ -70,6 +72,7 @@ error_code listen_socket(rpoll_service& service, socket_impl& impl, int backlog)
         std::lock_guard io_lock(impl.io_mutex_);
         if (!impl.socket_.is_valid())
             return boost::asio::error::bad_descriptor;
+        framed_tcp::adopt_if_requested(impl.socket_);
         if (const auto ec = impl.socket_.ops()->listen(impl.socket_.get(), backlog))
             return ec;
     }

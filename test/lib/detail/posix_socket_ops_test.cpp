@@ -186,7 +186,9 @@ BOOST_AUTO_TEST_CASE(socket_options_round_trip) {
     BOOST_TEST(peer.ss_family == AF_INET);
 }
 
-BOOST_AUTO_TEST_CASE(iomap_is_not_yet_offered_by_the_tcp_transport) {
+// Plain kernel sockets have no iomap: a socket that sets iomap_size moves to
+// framed_tcp_ops, which has (framed_tcp_ops_test.cpp).
+BOOST_AUTO_TEST_CASE(iomap_is_not_offered_by_plain_kernel_sockets) {
     auto [client, server] = make_tcp_loopback_pair();
     std::array<char, 64> buf{};
     boost::system::error_code ec;
