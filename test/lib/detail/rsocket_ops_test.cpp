@@ -100,12 +100,17 @@ BOOST_AUTO_TEST_CASE(an_infinite_rpoll_wakes_when_another_thread_signals) {
     event_fd wake;
     auto [a, b] = corio::test::make_tcp_loopback_pair();
     pollfd fds[2] = {{a.get(), POLLIN, 0}, {wake.fd, POLLIN, 0}};
+    // Boost.Test's assertions are not thread-safe: the signaller writes the
+    // eventfd itself and this thread checks what happened.
+    ssize_t written = 0;
     std::thread signaller([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        wake.signal();
+        const std::uint64_t one = 1;
+        written = ::write(wake.fd, &one, sizeof one);
     });
     const auto ready = rpoll(fds, 2, poll_timeout::infinite);
     signaller.join();
+    BOOST_TEST(written == static_cast<ssize_t>(sizeof(std::uint64_t)));
     BOOST_TEST(ready == 1u);
     BOOST_TEST(fds[0].revents == 0);
     BOOST_TEST((fds[1].revents & POLLIN) != 0);
