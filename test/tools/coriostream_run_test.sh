@@ -214,6 +214,59 @@ time.sleep(30)
   ((SECONDS - start <= 10)) || fail "a silent peer: gave up only after $((SECONDS - start)) s"
   ;;
 
+rstream)
+  # Wire compatibility with rdma-core's rstream over kernel TCP (rstream -T s
+  # uses plain sockets, so this runs on any host): the whole default series
+  # with -T v on both sides, in both directions. Beyond the guest's small
+  # -T v checks, this proves that coriostream's pattern counters continue
+  # across the tests and the two connections of a series exactly as
+  # common.c's static counters do in an rdma-core process.
+  command -v rstream >/dev/null || { echo "SKIP: rstream not found (install rdmacm-utils)"; exit 77; }
+  # start_server PORT CMD...: CMD in the background, once its header (printed
+  # after listen) is out; leaves its pid in $helper_pid.
+  start_server() {
+    local port=$1
+    shift
+    : >"$scratch/server"
+    stdbuf -oL "$@" -b 127.0.0.1 -p "$port" >"$scratch/server" 2>&1 &
+    helper_pid=$!
+    for _ in $(seq 100); do
+      [[ -s $scratch/server ]] && return 0
+      kill -0 "$helper_pid" 2>/dev/null || return 1
+      sleep 0.05
+    done
+    return 1
+  }
+  corio=("$coriostream" --transport tcp --data-path stream -T v --timeout 60)
+  reference=(rstream -T s -T b -T v)
+  for direction in corio-client corio-server; do
+    port=$(random_port)
+    if [[ $direction == corio-client ]]; then
+      server=("${reference[@]}") client=("${corio[@]}")
+    else
+      server=("${corio[@]}") client=("${reference[@]}")
+    fi
+    if ! start_server "$port" "${server[@]}"; then
+      fail "$direction: ${server[0]} server did not start: $(cat "$scratch/server")"
+      continue
+    fi
+    timeout 240 "${client[@]}" -s 127.0.0.1 -p "$port" >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    wait "$helper_pid"
+    server_status=$?
+    helper_pid=
+    out=$(cat "$scratch/out")
+    err=$(cat "$scratch/err")
+    expect_success "$direction: ${client[0]} client" && check_table "$direction client" $DEFAULT_ROWS
+    [[ $server_status == 0 ]] || fail "$direction: ${server[0]} server exited $server_status: $(cat "$scratch/server")"
+    out=$(cat "$scratch/server")
+    check_table "$direction server" $DEFAULT_ROWS
+    # rstream reports a verification failure on stdout and carries on.
+    ! grep -q 'verification failed' "$scratch/server" "$scratch/out" ||
+      fail "$direction: data verification failed: $(grep -h 'verification failed' "$scratch/server" "$scratch/out")"
+  done
+  ;;
+
 fallback)
   # Without --transport, a host without RDMA falls back to tcp and the
   # stream path with one notice, so that a bare --loopback measures
