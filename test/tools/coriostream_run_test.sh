@@ -214,6 +214,126 @@ time.sleep(30)
   ((SECONDS - start <= 10)) || fail "a silent peer: gave up only after $((SECONDS - start)) s"
   ;;
 
+progress)
+  # A row that takes longer than 2 s shows a progress line on stderr when
+  # stderr is a terminal, erased before the row is printed; none when it is
+  # not. The peer speaks rstream's protocol and answers each of 6 transfers
+  # after 0.6 s, so the row takes about 3.6 s on any machine.
+  command -v script >/dev/null || { echo "SKIP: script(1) not found (util-linux)"; exit 77; }
+  slow_peer() {
+    python3 -c '
+import socket, sys, time
+def exactly(s, n):
+    data = b""
+    while len(data) < n:
+        chunk = s.recv(n - len(data))
+        if not chunk:
+            sys.exit(1)
+        data += chunk
+    return data
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", int(sys.argv[1])))
+listener.listen(1)
+print("listening", flush=True)
+peer, _ = listener.accept()
+peer.sendall(exactly(peer, 16))
+for _ in range(6):
+    data = exactly(peer, 64)
+    time.sleep(0.6)
+    peer.sendall(data)
+' "$1" >"$scratch/peer" &
+    helper_pid=$!
+    for _ in $(seq 50); do
+      [[ -s $scratch/peer ]] && return 0
+      sleep 0.1
+    done
+    return 1
+  }
+  slow_run=(--transport tcp --data-path stream -S 64 -C 1 -I 6)
+
+  # stderr on a terminal: script(1) gives the command a pty, and records
+  # only stderr, since stdout goes to a file.
+  port=$(random_port)
+  slow_peer "$port" || fail "progress: the slow peer did not start"
+  script -q -e -c "$(printf '%q ' "$coriostream" "${slow_run[@]}" -s 127.0.0.1 -p "$port") >$scratch/out" \
+    "$scratch/tty" >/dev/null 2>&1
+  status=$?
+  wait "$helper_pid"
+  helper_pid=
+  out=$(cat "$scratch/out")
+  tty=$(tr -d '\r' <"$scratch/tty")
+  [[ $status == 0 ]] || fail "progress (terminal): exited $status: $tty"
+  grep -Eq 'coriostream: custom +[0-9]+%' <<<"$tty" ||
+    fail "progress (terminal): no progress line on stderr: $(cat -v <<<"$tty")"
+  grep -q $'\e\[K' <<<"$tty" || fail "progress (terminal): the line is never erased: $(cat -v <<<"$tty")"
+  check_table "progress (terminal)" custom
+
+  # stderr not a terminal: nothing on it.
+  port=$(random_port)
+  slow_peer "$port" || fail "progress: the slow peer did not start"
+  "$coriostream" "${slow_run[@]}" -s 127.0.0.1 -p "$port" >"$scratch/out" 2>"$scratch/err"
+  status=$?
+  wait "$helper_pid"
+  helper_pid=
+  out=$(cat "$scratch/out")
+  err=$(cat "$scratch/err")
+  expect_success "progress (no terminal)" && check_table "progress (no terminal)" custom
+  ;;
+
+rstream)
+  # Wire compatibility with rdma-core's rstream over kernel TCP (rstream -T s
+  # uses plain sockets, so this runs on any host): the whole default series
+  # with -T v on both sides, in both directions. Beyond the guest's small
+  # -T v checks, this proves that coriostream's pattern counters continue
+  # across the tests and the two connections of a series exactly as
+  # common.c's static counters do in an rdma-core process.
+  command -v rstream >/dev/null || { echo "SKIP: rstream not found (install rdmacm-utils)"; exit 77; }
+  # start_server PORT CMD...: CMD in the background, once its header (printed
+  # after listen) is out; leaves its pid in $helper_pid.
+  start_server() {
+    local port=$1
+    shift
+    : >"$scratch/server"
+    stdbuf -oL "$@" -b 127.0.0.1 -p "$port" >"$scratch/server" 2>&1 &
+    helper_pid=$!
+    for _ in $(seq 100); do
+      [[ -s $scratch/server ]] && return 0
+      kill -0 "$helper_pid" 2>/dev/null || return 1
+      sleep 0.05
+    done
+    return 1
+  }
+  corio=("$coriostream" --transport tcp --data-path stream -T v --timeout 60)
+  reference=(rstream -T s -T b -T v)
+  for direction in corio-client corio-server; do
+    port=$(random_port)
+    if [[ $direction == corio-client ]]; then
+      server=("${reference[@]}") client=("${corio[@]}")
+    else
+      server=("${corio[@]}") client=("${reference[@]}")
+    fi
+    if ! start_server "$port" "${server[@]}"; then
+      fail "$direction: ${server[0]} server did not start: $(cat "$scratch/server")"
+      continue
+    fi
+    timeout 240 "${client[@]}" -s 127.0.0.1 -p "$port" >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    wait "$helper_pid"
+    server_status=$?
+    helper_pid=
+    out=$(cat "$scratch/out")
+    err=$(cat "$scratch/err")
+    expect_success "$direction: ${client[0]} client" && check_table "$direction client" $DEFAULT_ROWS
+    [[ $server_status == 0 ]] || fail "$direction: ${server[0]} server exited $server_status: $(cat "$scratch/server")"
+    out=$(cat "$scratch/server")
+    check_table "$direction server" $DEFAULT_ROWS
+    # rstream reports a verification failure on stdout and carries on.
+    ! grep -q 'verification failed' "$scratch/server" "$scratch/out" ||
+      fail "$direction: data verification failed: $(grep -h 'verification failed' "$scratch/server" "$scratch/out")"
+  done
+  ;;
+
 fallback)
   # Without --transport, a host without RDMA falls back to tcp and the
   # stream path with one notice, so that a bare --loopback measures

@@ -48,7 +48,8 @@ corio::acceptor open_listener(const boost::asio::any_io_executor& executor,
 
 /// Accepts one connection into a stream on `stream_executor` and gives it
 /// the options an accepted socket can still take. Gives up after `timeout`
-/// (zero: never). Must run on `listener`'s executor, a strand. Throws
+/// (zero: never). Must run on `listener`'s executor, a strand (or a
+/// one-thread io_context). Throws
 /// run_error.
 boost::asio::awaitable<corio::stream> accept_stream(corio::acceptor& listener,
                                                     const boost::asio::any_io_executor& stream_executor,

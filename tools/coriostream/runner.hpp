@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -30,7 +31,7 @@ namespace coriostream {
 /// Runs the test plan over real connections in one of riostream's roles: the
 /// client (-s), the server, or both in this process (--loopback), with
 /// --streams connections per series on an io_context run by --threads
-/// threads, each connection on its own strand.
+/// threads, each connection on its own strand (with more than one thread).
 ///
 /// Like riostream, each side makes one connection per series (two for the
 /// default series, one for a custom test) and the server exits after its
@@ -78,6 +79,10 @@ private:
                                                    std::shared_ptr<stream_group> group,
                                                    bool reports);
 
+    /// A strand of the io_context for one connection (or the listener, or
+    /// the progress line); the io_context's own executor when it has one
+    /// thread, where a strand serialises nothing that is not serial already.
+    boost::asio::any_io_executor connection_executor();
     std::shared_ptr<stream_group> make_group(bool reports);
     socket_setup setup_for(const connection_plan& plan) const;
     /// -T v's counters for `stream`'s next connection.

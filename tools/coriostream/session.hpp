@@ -34,8 +34,8 @@ struct session_settings {
 /// rshutdown and rclose that end the series.
 class session {
 public:
-    /// `stream` is connected, and its executor is a strand that run() runs
-    /// on. `pattern` carries -T v's counters from this stream's previous
+    /// `stream` is connected, and its executor is a strand (or a one-thread
+    /// io_context's) that run() runs on. `pattern` carries -T v's counters from this stream's previous
     /// connection, if any.
     session(corio::stream stream, bool is_client, const session_settings& settings,
             data_pattern& pattern, progress_meter& progress);

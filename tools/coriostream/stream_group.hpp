@@ -23,7 +23,8 @@ namespace coriostream {
 /// the plan's next connection, as riostream connects afresh per series.
 ///
 /// @par Thread Safety
-/// Shared objects: safe; every stream runs on its own strand.
+/// Shared objects: safe; every stream runs on its own strand, or all on the
+/// one thread of the io_context.
 class stream_group {
 public:
     /// `on_row` gets each finished row; empty when this side does not report
