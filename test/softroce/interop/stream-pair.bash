@@ -29,6 +29,8 @@ note() { echo "# $*"; }
 failed=0
 server_pid=
 workdir=
+on_server_cpu=()
+on_client_cpu=()
 
 interop_setup() {
     local tool=$1
@@ -44,6 +46,18 @@ interop_setup() {
     # states of a previous pair, nor with another check running in the same
     # guest: start at a random port and move on for every pair.
     next_port=${CORIO_INTEROP_PORT:-$((20000 + RANDOM % 30000))}
+    # Server and client busy-poll (riostream spins on the last byte of its
+    # buffer, rstream on nonblocking rrecv): each gets a vCPU of its own.
+    # Were both ever on one vCPU, every hand-over would wait for the guest
+    # scheduler's tick (4 ms). Pinning rules that out; it was not measured
+    # to change the times (doc/testing.md), which on a busy host are set by
+    # the host scheduler. run-rdma-test asks guest-run for two vCPUs.
+    if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+        on_server_cpu=(taskset -c 0)
+        on_client_cpu=(taskset -c 1)
+    else
+        note "only $(nproc) CPU (or no taskset): server and client share it, expect a slow run"
+    fi
 }
 
 interop_cleanup() {
@@ -113,7 +127,7 @@ run_pair() {
         port=$next_port
         next_port=$((next_port + 1))
         note "$label: $tool -b $addr -p $port${*:+ $*} (server)"
-        linebuf timeout "$STEP_TIMEOUT" "$tool" -b "$addr" -p "$port" "$@" >"$sout" 2>&1 &
+        linebuf "${on_server_cpu[@]}" timeout "$STEP_TIMEOUT" "$tool" -b "$addr" -p "$port" "$@" >"$sout" 2>&1 &
         server_pid=$!
         if wait_listening "$addr" "$port"; then break; fi
         # The server died (port taken?) or never listened: try another port.
@@ -130,7 +144,7 @@ run_pair() {
 
     start=$SECONDS
     note "$label: $tool -s $addr -p $port${*:+ $*} (client)"
-    linebuf timeout "$STEP_TIMEOUT" "$tool" -s "$addr" -p "$port" "$@" >"$cout" 2>&1
+    linebuf "${on_client_cpu[@]}" timeout "$STEP_TIMEOUT" "$tool" -s "$addr" -p "$port" "$@" >"$cout" 2>&1
     cst=$?
     wait "$server_pid"
     sst=$?
