@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -593,12 +595,18 @@ void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
                              corio::test::transport_under_test());
     const auto where = acceptor.local_endpoint();
     std::vector<int> verified(static_cast<std::size_t>(streams), 0);
+    std::atomic<int> connected = 0;
+    std::atomic<int> accepted = 0;
     std::mutex failure_mutex;
     std::exception_ptr failure;
+    // One failed stream stops the run: the accept loop would otherwise wait
+    // for a connection that never comes, and the test would hang, not fail.
     auto note = [&](std::exception_ptr e) {
         std::lock_guard lock(failure_mutex);
-        if (e && !failure)
+        if (e && !failure) {
             failure = e;
+            context.stop();
+        }
     };
     asio::co_spawn(
         context,
@@ -606,7 +614,9 @@ void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
             for (int i = 0; i < streams; ++i) {
                 auto strand = asio::make_strand(context);
                 corio::stream peer(strand);
-                co_await acceptor.async_accept(peer, asio::use_awaitable);
+                auto [ec] = co_await acceptor.async_accept(peer, asio::as_tuple(asio::use_awaitable));
+                require(!ec, "accept " + std::to_string(i) + ": " + ec.message());
+                ++accepted;
                 asio::co_spawn(strand, echo(std::move(peer)), note);
             }
         },
@@ -617,18 +627,40 @@ void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
             strand,
             [&, i, strand]() -> asio::awaitable<void> {
                 corio::stream s(strand, corio::test::transport_under_test());
-                co_await s.async_connect(where, asio::use_awaitable);
+                auto [ec] = co_await s.async_connect(where, asio::as_tuple(asio::use_awaitable));
+                require(!ec, "connect " + std::to_string(i) + ": " + ec.message());
+                ++connected;
                 co_await echo_client(std::move(s), static_cast<unsigned>(i), bytes,
                                      verified[static_cast<std::size_t>(i)]);
             },
             note);
     }
+    const auto start = std::chrono::steady_clock::now();
+    std::atomic<bool> finished = false;
+    std::thread progress;
+    if (std::getenv("CORIO_TEST_PROGRESS"))
+        progress = std::thread([&] {
+            while (!finished) {
+                std::this_thread::sleep_for(5s);
+                std::fprintf(stderr, "%lld s: connected %d accepted %d\n",
+                             static_cast<long long>((std::chrono::steady_clock::now() - start) / 1s),
+                             connected.load(), accepted.load());
+            }
+        });
     std::vector<std::thread> runners;
     for (int t = 1; t < threads; ++t)
         runners.emplace_back([&] { context.run(); });
     context.run();
     for (auto& r : runners)
         r.join();
+    finished = true;
+    if (progress.joinable())
+        progress.join();
+    BOOST_TEST_MESSAGE(streams << " streams on " << threads << " thread(s): "
+                               << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count()
+                               << " ms");
     if (failure)
         std::rethrow_exception(failure);
     BOOST_TEST(std::count(verified.begin(), verified.end(), 1) == streams);
