@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -586,9 +587,30 @@ asio::awaitable<void> echo_client(corio::stream s, unsigned seed, std::size_t by
     ++verified;
 }
 
+/// Raises the soft limit on open descriptors to what `streams` streams with
+/// both ends in this process need. An rsocket holds two (its rdma_cm event
+/// channel and its completion channel): 256 streams need over 1024, the
+/// usual soft limit, and past it rsocket's listen thread cannot create the
+/// accepted socket and rejects the connection (the client sees
+/// connection_refused).
+void allow_descriptors_for(int streams) {
+    const bool rsockets = corio::test::transport_under_test() == corio::transport::rsocket;
+    const auto needed = static_cast<rlim_t>(streams * (rsockets ? 4 : 2) + 64);
+    rlimit limit{};
+    BOOST_TEST_REQUIRE(::getrlimit(RLIMIT_NOFILE, &limit) == 0);
+    if (limit.rlim_cur < needed) {
+        limit.rlim_cur = std::min(needed, limit.rlim_max);
+        BOOST_TEST_REQUIRE(::setrlimit(RLIMIT_NOFILE, &limit) == 0);
+    }
+    BOOST_TEST_REQUIRE(limit.rlim_cur >= needed,
+                       streams << " streams need " << needed << " descriptors; the hard limit is "
+                               << limit.rlim_max);
+}
+
 /// `streams` connections, each echoing `bytes` through its own coroutines on
 /// its own strand, on an io_context run by `threads` threads.
 void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
+    allow_descriptors_for(streams);
     asio::io_context context(threads);
     corio::set_poll_mode(context, corio::test::poll_mode_under_test());
     corio::acceptor acceptor(context, corio::test::any_port_endpoint(),
