@@ -690,7 +690,7 @@ void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
 
 } // namespace
 
-/// 256, or CORIO_TEST_STREAMS (the rdma suite runs 32: test/meson.build).
+/// 256, or CORIO_TEST_STREAMS (to measure how the time grows with the count).
 int concurrent_streams() {
     const char* n = std::getenv("CORIO_TEST_STREAMS");
     return n ? std::atoi(n) : 256;
