@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -584,21 +587,48 @@ asio::awaitable<void> echo_client(corio::stream s, unsigned seed, std::size_t by
     ++verified;
 }
 
+/// Raises the soft limit on open descriptors to what `streams` streams with
+/// both ends in this process need. An rsocket holds two (its rdma_cm event
+/// channel and its completion channel): 256 streams need over 1024, the
+/// usual soft limit, and past it rsocket's listen thread cannot create the
+/// accepted socket and rejects the connection (the client sees
+/// connection_refused).
+void allow_descriptors_for(int streams) {
+    const bool rsockets = corio::test::transport_under_test() == corio::transport::rsocket;
+    const auto needed = static_cast<rlim_t>(streams * (rsockets ? 4 : 2) + 64);
+    rlimit limit{};
+    BOOST_TEST_REQUIRE(::getrlimit(RLIMIT_NOFILE, &limit) == 0);
+    if (limit.rlim_cur < needed) {
+        limit.rlim_cur = std::min(needed, limit.rlim_max);
+        BOOST_TEST_REQUIRE(::setrlimit(RLIMIT_NOFILE, &limit) == 0);
+    }
+    BOOST_TEST_REQUIRE(limit.rlim_cur >= needed,
+                       streams << " streams need " << needed << " descriptors; the hard limit is "
+                               << limit.rlim_max);
+}
+
 /// `streams` connections, each echoing `bytes` through its own coroutines on
 /// its own strand, on an io_context run by `threads` threads.
 void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
+    allow_descriptors_for(streams);
     asio::io_context context(threads);
     corio::set_poll_mode(context, corio::test::poll_mode_under_test());
     corio::acceptor acceptor(context, corio::test::any_port_endpoint(),
                              corio::test::transport_under_test());
     const auto where = acceptor.local_endpoint();
     std::vector<int> verified(static_cast<std::size_t>(streams), 0);
+    std::atomic<int> connected = 0;
+    std::atomic<int> accepted = 0;
     std::mutex failure_mutex;
     std::exception_ptr failure;
+    // One failed stream stops the run: the accept loop would otherwise wait
+    // for a connection that never comes, and the test would hang, not fail.
     auto note = [&](std::exception_ptr e) {
         std::lock_guard lock(failure_mutex);
-        if (e && !failure)
+        if (e && !failure) {
             failure = e;
+            context.stop();
+        }
     };
     asio::co_spawn(
         context,
@@ -606,7 +636,9 @@ void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
             for (int i = 0; i < streams; ++i) {
                 auto strand = asio::make_strand(context);
                 corio::stream peer(strand);
-                co_await acceptor.async_accept(peer, asio::use_awaitable);
+                auto [ec] = co_await acceptor.async_accept(peer, asio::as_tuple(asio::use_awaitable));
+                require(!ec, "accept " + std::to_string(i) + ": " + ec.message());
+                ++accepted;
                 asio::co_spawn(strand, echo(std::move(peer)), note);
             }
         },
@@ -617,18 +649,40 @@ void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
             strand,
             [&, i, strand]() -> asio::awaitable<void> {
                 corio::stream s(strand, corio::test::transport_under_test());
-                co_await s.async_connect(where, asio::use_awaitable);
+                auto [ec] = co_await s.async_connect(where, asio::as_tuple(asio::use_awaitable));
+                require(!ec, "connect " + std::to_string(i) + ": " + ec.message());
+                ++connected;
                 co_await echo_client(std::move(s), static_cast<unsigned>(i), bytes,
                                      verified[static_cast<std::size_t>(i)]);
             },
             note);
     }
+    const auto start = std::chrono::steady_clock::now();
+    std::atomic<bool> finished = false;
+    std::thread progress;
+    if (std::getenv("CORIO_TEST_PROGRESS"))
+        progress = std::thread([&] {
+            while (!finished) {
+                std::this_thread::sleep_for(5s);
+                std::fprintf(stderr, "%lld s: connected %d accepted %d\n",
+                             static_cast<long long>((std::chrono::steady_clock::now() - start) / 1s),
+                             connected.load(), accepted.load());
+            }
+        });
     std::vector<std::thread> runners;
     for (int t = 1; t < threads; ++t)
         runners.emplace_back([&] { context.run(); });
     context.run();
     for (auto& r : runners)
         r.join();
+    finished = true;
+    if (progress.joinable())
+        progress.join();
+    BOOST_TEST_MESSAGE(streams << " streams on " << threads << " thread(s): "
+                               << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count()
+                               << " ms");
     if (failure)
         std::rethrow_exception(failure);
     BOOST_TEST(std::count(verified.begin(), verified.end(), 1) == streams);
@@ -636,7 +690,7 @@ void run_concurrent_echoes(int streams, int threads, std::size_t bytes) {
 
 } // namespace
 
-/// 256, or CORIO_TEST_STREAMS (the rdma suite runs 32: test/meson.build).
+/// 256, or CORIO_TEST_STREAMS (to measure how the time grows with the count).
 int concurrent_streams() {
     const char* n = std::getenv("CORIO_TEST_STREAMS");
     return n ? std::atoi(n) : 256;

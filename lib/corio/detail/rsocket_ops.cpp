@@ -1,5 +1,6 @@
 #include "corio/detail/rsocket_ops.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
 
 #include <corio/config.hpp>
@@ -82,9 +84,10 @@ live_iomaps& iomaps() {
 //
 // Growth at thread start is safe. So before the first watched socket, the
 // seam starts and stops the thread until the array has room for the
-// capacity wanted (a nonblocking rconnect to port 0 that is still in
-// progress, then its rclose), and it refuses sockets beyond that room with
-// error::rsocket_service_full instead of letting librdmacm corrupt memory.
+// capacity wanted (a nonblocking rconnect, still in progress, to an rdma_cm
+// listener that never answers, then its rclose), and it refuses sockets
+// beyond that capacity with error::rsocket_service_full instead of letting
+// librdmacm corrupt memory.
 // The count it keeps includes calls in flight, so it never undercounts what
 // the thread watches (rsockets opened outside corio are not seen).
 class connection_service_room {
@@ -154,6 +157,46 @@ private:
         return started;
     }
 
+    /// An rdma_cm listener that never answers, so that a priming rconnect
+    /// to it is still in progress when it returns. Without one (port 0),
+    /// the refusal can come back over rxe's loopback before rconnect
+    /// returns: under TCG, after a few dozen starts every rconnect failed
+    /// at once with ECONNREFUSED, which left room for ~100 sockets.
+    static rdma_cm_id* open_silent_listener(const sockaddr* where) {
+        rdma_event_channel* channel = ::rdma_create_event_channel();
+        if (!channel)
+            return nullptr;
+        rdma_cm_id* id = nullptr;
+        if (::fcntl(channel->fd, F_SETFL, ::fcntl(channel->fd, F_GETFL) | O_NONBLOCK) != 0 ||
+            ::rdma_create_id(channel, &id, nullptr, RDMA_PS_TCP) != 0) {
+            ::rdma_destroy_event_channel(channel);
+            return nullptr;
+        }
+        if (::rdma_bind_addr(id, const_cast<sockaddr*>(where)) != 0 || ::rdma_listen(id, 0) != 0) {
+            close_silent_listener(id);
+            return nullptr;
+        }
+        return id;
+    }
+
+    /// Drops the connection requests that reached the listener.
+    static void drain_silent_listener(rdma_cm_id* listener) {
+        rdma_cm_event* event = nullptr;
+        while (::rdma_get_cm_event(listener->channel, &event) == 0) {
+            rdma_cm_id* request = event->event == RDMA_CM_EVENT_CONNECT_REQUEST ? event->id : nullptr;
+            ::rdma_ack_cm_event(event);
+            if (request)
+                ::rdma_destroy_id(request);
+        }
+    }
+
+    static void close_silent_listener(rdma_cm_id* listener) {
+        drain_silent_listener(listener);
+        rdma_event_channel* channel = listener->channel;
+        ::rdma_destroy_id(listener);
+        ::rdma_destroy_event_channel(channel);
+    }
+
     /// Addresses to prime with: `where` itself, or for a wildcard every
     /// local address of its family but loopback (rdma_cm cannot use lo).
     static std::vector<sockaddr_storage> candidates(const sockaddr* where, socklen_t len) {
@@ -161,8 +204,8 @@ private:
         auto add = [&](const sockaddr* a, socklen_t n) {
             sockaddr_storage copy{};
             std::memcpy(&copy, a, n);
-            // Port 0: if the service thread gets as far as a connection
-            // request before rclose, no listener can take it.
+            // Port 0: the silent listener binds an ephemeral port; without
+            // one, no rsocket listener can take a priming request.
             if (copy.ss_family == AF_INET)
                 reinterpret_cast<sockaddr_in&>(copy).sin_port = 0;
             else
@@ -197,22 +240,47 @@ private:
         return out;
     }
 
+    /// Misses allowed: a few before the first start (an address that cannot
+    /// start the thread at all costs little), more once it has started.
+    static std::size_t max_misses(std::size_t done) { return done == 0 ? 4 : 64; }
+
     /// Called with the mutex held and nothing watched: grows the array by
     /// starting the thread again and again. Priming is tried once; an
     /// address that cannot start the thread leaves the unprimed room.
     void prime(const sockaddr* where, socklen_t len) {
         primed_ = true;
         const std::size_t starts = (wanted_capacity() + 3) / 4;
-        for (const auto& candidate : candidates(where, len)) {
-            const auto* a = reinterpret_cast<const sockaddr*>(&candidate);
+        for (auto candidate : candidates(where, len)) {
+            auto* a = reinterpret_cast<sockaddr*>(&candidate);
             const socklen_t n = candidate.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+            rdma_cm_id* listener = open_silent_listener(a);
+            if (listener) {
+                if (candidate.ss_family == AF_INET)
+                    reinterpret_cast<sockaddr_in&>(candidate).sin_port = ::rdma_get_src_port(listener);
+                else
+                    reinterpret_cast<sockaddr_in6&>(candidate).sin6_port = ::rdma_get_src_port(listener);
+            }
+            // A start can still miss without touching the thread (say, a
+            // resolution error): misses are tolerated, and only an address
+            // that misses again and again is given up on.
             std::size_t done = 0;
-            while (done < starts && cycle_service_thread(a, n))
-                ++done;
+            std::size_t misses = 0;
+            while (done < starts && misses < max_misses(done)) {
+                if (cycle_service_thread(a, n))
+                    ++done;
+                else
+                    ++misses;
+                if (listener)
+                    drain_silent_listener(listener);
+            }
+            if (listener)
+                close_silent_listener(listener);
             if (done > 0) {
                 // The array holds 4 entries per start, entry 0 being the
                 // thread's own socket; the next real start adds 4 more.
-                room_ = 4 * done + 3;
+                // The capacity asked for is the limit, even where the
+                // array has a few more entries.
+                room_ = std::min(4 * done + 3, wanted_capacity());
                 return;
             }
         }
