@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -76,6 +77,7 @@ void rpoll_service::shutdown() {
         for (auto* queue : {&impl->reads_, &impl->writes_}) {
             pending.insert(pending.end(), queue->ops.begin(), queue->ops.end());
             queue->ops.clear();
+            queue_changed(*impl, *queue);
         }
     }
     auto thread_closes = std::move(deferred_closes_[0]);
@@ -133,8 +135,7 @@ void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, tran
 }
 
 bool rpoll_service::may_try_now(socket_impl& impl, wait_kind kind) {
-    std::lock_guard lock(mutex_);
-    return impl.queue(kind).idle();
+    return impl.queue(kind).idle_now.load(std::memory_order_acquire);
 }
 
 void rpoll_service::start_wait(rpoll_operation* op) {
@@ -149,7 +150,9 @@ void rpoll_service::start_wait(rpoll_operation* op) {
         return;
     }
     op->state_.store(op_state::queued, std::memory_order_release);
-    impl.queue(op->kind_).ops.push_back(op);
+    auto& queue = impl.queue(op->kind_);
+    queue.ops.push_back(op);
+    queue_changed(impl, queue);
     on_wait_changed(lock);
 }
 
@@ -183,7 +186,14 @@ void rpoll_service::post_busy_poll(std::unique_lock<std::mutex>&) {
     if (busy_posted_ || stopping_)
         return;
     busy_posted_ = true;
-    boost::asio::post(busy_executor_, [this] { busy_poll(); });
+    // Re-posted after every busy poll: the io_context's executor itself, when
+    // that is what busy_executor_ holds, skips the polymorphic wrapper.
+    auto task = [this] { busy_poll(); };
+    if (const auto* io_executor =
+            busy_executor_.target<boost::asio::io_context::executor_type>())
+        boost::asio::post(*io_executor, std::move(task));
+    else
+        boost::asio::post(busy_executor_, std::move(task));
 }
 
 void rpoll_service::poller_loop() {
@@ -199,11 +209,8 @@ void rpoll_service::busy_poll() {
     if (mode_ != poll_mode::busy || stopping_)
         return;
     poll_once(lock, socket_impl::poller::busy);
-    bool waiting = false;
-    for (auto& [id, impl] : impls_)
-        waiting = waiting || impl->reads_.wants_poll() || impl->writes_.wants_poll();
     // Keep spinning only while something waits; start_wait posts again.
-    if (waiting)
+    if (!watched_.empty())
         post_busy_poll(lock);
 }
 
@@ -214,10 +221,17 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     const auto timeout =
         with_wake_fds ? detail::poll_timeout::infinite : detail::poll_timeout::immediate;
     auto& deferred_closes = deferred_closes_[with_wake_fds ? 0 : 1];
-    std::vector<pollfd> fds;
+    // Kept between calls, so that a poll allocates nothing once warm. Only
+    // this poller touches its scratch, also while the lock is released.
+    auto& scratch = scratch_[with_wake_fds ? 0 : 1];
+    auto& fds = scratch.fds;
     // Ids, not pointers: an I/O object destroyed during the rpoll takes its
     // state out of impls_, and the lookup afterwards then finds nothing.
-    std::vector<std::uint64_t> polled;
+    auto& polled = scratch.polled;
+    auto& ready = scratch.ready;
+    fds.clear();
+    polled.clear();
+    ready.clear();
     bool retry_due = false;
 
     // In busy mode the poller thread sleeps on its eventfd alone: sockets are
@@ -225,7 +239,9 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     const bool poll_sockets = with_wake_fds == (mode_ == poll_mode::thread);
     bool want_tick = false;
     if (poll_sockets) {
-        for (auto& [id, impl] : impls_) {
+        // Only sockets with a wait are in watched_: the set costs O(waiting
+        // sockets) to build, not O(every socket of the context).
+        for (socket_impl* impl : watched_) {
             if (impl->closed_ || impl->in_poll_ != socket_impl::poller::none)
                 continue;
             short events = 0;
@@ -239,7 +255,7 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             // (before any wait) and close (after closed_ is set, under this
             // lock), so a waiting, open socket's number is stable here.
             fds.push_back({impl->socket_.get(), events, 0});
-            polled.push_back(id);
+            polled.push_back(impl->id_);
             impl->in_poll_ = self;
             want_tick = want_tick || (impl->retry_accept_ && (events & POLLIN));
         }
@@ -286,7 +302,6 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
         }
     }
 
-    std::vector<rpoll_operation*> ready;
     for (std::size_t i = 0; i < socket_count; ++i) {
         const auto found = impls_.find(polled[i]);
         if (found == impls_.end())
@@ -309,6 +324,7 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             // removing it from the queue at the same time.
             op->state_.store(op_state::scheduled, std::memory_order_release);
             queue.running = op;
+            queue_changed(*impl, queue);
             ready.push_back(op);
         }
     }
@@ -318,9 +334,50 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     lock.unlock();
     for (auto& socket : closes)
         (void)dispose(std::move(socket));
-    for (auto* op : ready)
-        op->post_run();
+    // The busy task runs on the io_context, so an operation whose handler
+    // runs there too is run here, as Asio's scheduler runs what its reactor
+    // found ready, instead of costing another post. The poller thread always
+    // posts. A handler run here may throw: the rest are posted, not lost, and
+    // the busy task keeps going while anything waits.
+    std::size_t next = 0;
+    try {
+        while (next < ready.size())
+            ready[next++]->dispatch_run();
+    } catch (...) {
+        for (; next < ready.size(); ++next)
+            ready[next]->post_run();
+        if (self == socket_impl::poller::busy) {
+            lock.lock();
+            if (!watched_.empty())
+                post_busy_poll(lock);
+            lock.unlock();
+        }
+        throw;
+    }
     lock.lock();
+}
+
+void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
+    queue.sync();
+    update_watch(impl);
+}
+
+void rpoll_service::update_watch(socket_impl& impl) {
+    const bool wanted = !impl.closed_ && (impl.reads_.wants_poll() || impl.writes_.wants_poll());
+    const bool watched = impl.watch_index_ != socket_impl::not_watched;
+    if (wanted == watched)
+        return;
+    if (wanted) {
+        impl.watch_index_ = watched_.size();
+        watched_.push_back(&impl);
+        return;
+    }
+    // Swap-remove: order in the poll set does not matter.
+    socket_impl* last = watched_.back();
+    watched_[impl.watch_index_] = last;
+    last->watch_index_ = impl.watch_index_;
+    watched_.pop_back();
+    impl.watch_index_ = socket_impl::not_watched;
 }
 
 void rpoll_service::finish_running(rpoll_operation* op) {
@@ -328,6 +385,7 @@ void rpoll_service::finish_running(rpoll_operation* op) {
     auto& queue = op->impl_->queue(op->kind_);
     if (queue.running == op)
         queue.running = nullptr;
+    queue_changed(*op->impl_, queue);
     // The next operation of this kind may now be polled for.
     if (queue.wants_poll())
         on_wait_changed(lock);
@@ -338,6 +396,7 @@ void rpoll_service::forget_operation(rpoll_operation* op) noexcept {
     auto& queue = op->impl_->queue(op->kind_);
     if (queue.running == op)
         queue.running = nullptr;
+    queue_changed(*op->impl_, queue);
 }
 
 void rpoll_service::run_operation(rpoll_operation* op) {
@@ -369,6 +428,7 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                                                    std::memory_order_acq_rel)) {
                 queue.running = nullptr;
                 queue.ops.push_front(op);
+                queue_changed(impl, queue);
                 on_wait_changed(lock);
                 return;
             }
@@ -392,11 +452,12 @@ void rpoll_service::cancel_operation(rpoll_operation* op) {
     std::unique_lock lock(mutex_);
     op_state state = op->state_.load(std::memory_order_acquire);
     if (state == op_state::queued) {
-        auto& ops = op->impl_->queue(op->kind_).ops;
-        const auto it = std::find(ops.begin(), ops.end(), op);
-        if (it == ops.end())
+        auto& queue = op->impl_->queue(op->kind_);
+        const auto it = std::find(queue.ops.begin(), queue.ops.end(), op);
+        if (it == queue.ops.end())
             return;
-        ops.erase(it);
+        queue.ops.erase(it);
+        queue_changed(*op->impl_, queue);
         // queued -> aborted, under the lock the poller also needs to take it.
         op->ec_ = boost::asio::error::operation_aborted;
         op->state_.store(op_state::aborted, std::memory_order_release);
@@ -422,6 +483,7 @@ void rpoll_service::abort_queued(socket_impl& impl, std::vector<rpoll_operation*
             aborted.push_back(op);
         }
         queue->ops.clear();
+        queue_changed(impl, *queue);
         if (queue->running) {
             op_state expected = op_state::scheduled;
             queue->running->state_.compare_exchange_strong(expected, op_state::cancel_requested,
@@ -448,6 +510,7 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
         abort_queued(impl, aborted);
         impl.closed_ = true;
         impl.retry_accept_ = false;
+        update_watch(impl);
         in_poll = impl.in_poll_;
     }
     for (auto* op : aborted)

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <poll.h>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/system/error_code.hpp>
@@ -124,6 +126,11 @@ private:
     void wake_poller(std::unique_lock<std::mutex>& lock);
     void on_wait_changed(std::unique_lock<std::mutex>& lock);
     void finish_running(detail::rpoll_operation* op);
+    /// After any change to `queue` (one of `impl`'s): publishes its idle
+    /// state and keeps watched_ in step. Called with the lock held.
+    void queue_changed(detail::socket_impl& impl, detail::wait_queue& queue);
+    /// Adds `impl` to watched_ or removes it, as its queues now want.
+    void update_watch(detail::socket_impl& impl);
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
     /// Closes `socket` where closing cannot stall an io_context: kernel
@@ -134,6 +141,18 @@ private:
 
     mutable std::mutex mutex_;
     std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
+    /// The open sockets with an operation waiting to be polled for, kept up
+    /// to date as waits start and end (socket_impl::watch_index_), so that
+    /// building a poll set does not scan every socket of the context.
+    std::vector<detail::socket_impl*> watched_;
+    /// What one poll_once needs, kept between calls; [0] the poller thread's,
+    /// [1] the busy task's.
+    struct poll_scratch {
+        std::vector<pollfd> fds;
+        std::vector<std::uint64_t> polled;
+        std::vector<detail::rpoll_operation*> ready;
+    };
+    poll_scratch scratch_[2];
     std::uint64_t next_id_ = 1;
     poll_mode mode_ = poll_mode::thread;
     boost::asio::any_io_executor busy_executor_;
