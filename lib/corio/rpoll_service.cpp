@@ -1,10 +1,12 @@
 #include "corio/rpoll_service.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <utility>
 
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -42,12 +44,16 @@ rpoll_service::rpoll_service(boost::asio::execution_context& context)
     : boost::asio::execution_context::service(context) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     tick_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (wake_fd_ < 0 || tick_fd_ < 0) {
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.u64 = wake_id;
+    if (wake_fd_ < 0 || tick_fd_ < 0 || epoll_fd_ < 0 ||
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) != 0) {
         const boost::system::error_code ec(errno, boost::system::system_category());
-        if (wake_fd_ >= 0)
-            ::close(wake_fd_);
-        if (tick_fd_ >= 0)
-            ::close(tick_fd_);
+        for (const int fd : {wake_fd_, tick_fd_, epoll_fd_})
+            if (fd >= 0)
+                ::close(fd);
         throw boost::system::system_error(ec, "rpoll_service");
     }
 }
@@ -56,6 +62,7 @@ rpoll_service::~rpoll_service() {
     shutdown();
     ::close(wake_fd_);
     ::close(tick_fd_);
+    ::close(epoll_fd_);
 }
 
 void rpoll_service::shutdown() {
@@ -163,7 +170,11 @@ void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
         post_busy_poll(lock);
     } else {
         ensure_poller_started(lock);
-        wake_poller(lock);
+        // A kernel socket armed in epoll reaches a poller already asleep
+        // there (or in rpoll, through epoll_fd_): only a changed rpoll set
+        // needs the wake, and the hand-off it costs.
+        if (rpoll_set_dirty_)
+            wake_poller(lock);
     }
 }
 
@@ -210,7 +221,7 @@ void rpoll_service::busy_poll() {
         return;
     poll_once(lock, socket_impl::poller::busy);
     // Keep spinning only while something waits; start_wait posts again.
-    if (!watched_.empty())
+    if (any_waiting())
         post_busy_poll(lock);
 }
 
@@ -225,44 +236,51 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     // this poller touches its scratch, also while the lock is released.
     auto& scratch = scratch_[with_wake_fds ? 0 : 1];
     auto& fds = scratch.fds;
-    // Ids, not pointers: an I/O object destroyed during the rpoll takes its
+    // Ids, not pointers: an I/O object destroyed during the poll takes its
     // state out of impls_, and the lookup afterwards then finds nothing.
     auto& polled = scratch.polled;
     auto& ready = scratch.ready;
+    auto& events = scratch.events;
     fds.clear();
     polled.clear();
     ready.clear();
     bool retry_due = false;
 
     // In busy mode the poller thread sleeps on its eventfd alone: sockets are
-    // polled by the busy task, and two rpolls must never share a socket.
+    // polled by the busy task, and two polls must never share a socket.
     const bool poll_sockets = with_wake_fds == (mode_ == poll_mode::thread);
     bool want_tick = false;
     if (poll_sockets) {
-        // Only sockets with a wait are in watched_: the set costs O(waiting
-        // sockets) to build, not O(every socket of the context).
+        // Only rsockets with a wait are in watched_ (kernel sockets wait in
+        // epoll_fd_): the set costs O(waiting rsockets) to build, not
+        // O(every socket of the context).
         for (socket_impl* impl : watched_) {
             if (impl->closed_ || impl->in_poll_ != socket_impl::poller::none)
                 continue;
-            short events = 0;
+            short wanted = 0;
             if (impl->reads_.wants_poll())
-                events |= POLLIN;
+                wanted |= POLLIN;
             if (impl->writes_.wants_poll())
-                events |= POLLOUT;
-            if (events == 0)
+                wanted |= POLLOUT;
+            if (wanted == 0)
                 continue;
             // Read without io_mutex_: the descriptor changes only in attach
             // (before any wait) and close (after closed_ is set, under this
             // lock), so a waiting, open socket's number is stable here.
-            fds.push_back({impl->socket_.get(), events, 0});
+            fds.push_back({impl->socket_.get(), wanted, 0});
             polled.push_back(impl->id_);
             impl->in_poll_ = self;
-            want_tick = want_tick || (impl->retry_accept_ && (events & POLLIN));
+            want_tick = want_tick || (impl->retry_accept_ && (wanted & POLLIN));
         }
+        if (with_wake_fds)
+            rpoll_set_dirty_ = false;
     }
     const std::size_t socket_count = fds.size();
+    // Kernel sockets (and the wake fd) wait in epoll_fd_. With no rsocket to
+    // poll, epoll_wait alone; otherwise epoll_fd_ joins the rpoll set, and
+    // is read without blocking once rpoll says it is ready.
+    bool epoll_alone = false;
     if (with_wake_fds) {
-        fds.push_back({wake_fd_, POLLIN, 0});
         if (want_tick != tick_armed_) {
             // rpoll may sleep through a connection on a listening rsocket, so
             // while an accept waits the set includes a ticking timerfd.
@@ -274,29 +292,52 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             ::timerfd_settime(tick_fd_, 0, &spec, nullptr);
             tick_armed_ = want_tick;
         }
-        if (tick_armed_)
-            fds.push_back({tick_fd_, POLLIN, 0});
-        poller_in_rpoll_ = true;
-    } else if (want_tick) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_busy_tick_ >= accept_retry_interval) {
-            last_busy_tick_ = now;
-            retry_due = true;
+        if (!poll_sockets) {
+            fds.push_back({wake_fd_, POLLIN, 0});
+        } else if (socket_count == 0 && !tick_armed_) {
+            epoll_alone = true;
+        } else {
+            fds.push_back({epoll_fd_, POLLIN, 0});
+            if (tick_armed_)
+                fds.push_back({tick_fd_, POLLIN, 0});
         }
+        poller_in_rpoll_ = true;
+    } else {
+        if (want_tick) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last_busy_tick_ >= accept_retry_interval) {
+                last_busy_tick_ = now;
+                retry_due = true;
+            }
+        }
+        if (socket_count == 0)
+            epoll_alone = true;
+        else
+            fds.push_back({epoll_fd_, POLLIN, 0});
     }
 
     lock.unlock();
     boost::system::error_code ec;
-    detail::rsocket_ops.poll(fds.data(), fds.size(), timeout, ec);
+    int event_count = 0;
+    const int epoll_timeout = with_wake_fds ? -1 : 0;
+    if (epoll_alone) {
+        event_count = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                                   epoll_timeout);
+    } else {
+        detail::rsocket_ops.poll(fds.data(), fds.size(), timeout, ec);
+        if (poll_sockets && !ec && (fds[socket_count].revents & POLLIN))
+            event_count =
+                ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
+    }
     lock.lock();
     poller_in_rpoll_ = false;
 
     if (with_wake_fds) {
-        if (fds[socket_count].revents & POLLIN) {
+        if (!poll_sockets && (fds[0].revents & POLLIN))
             drain(wake_fd_);
-        }
         wake_pending_ = false;
-        if (tick_armed_ && fds.size() > socket_count + 1 && (fds[socket_count + 1].revents & POLLIN)) {
+        if (poll_sockets && tick_armed_ && !epoll_alone &&
+            (fds[socket_count + 1].revents & POLLIN)) {
             drain(tick_fd_);
             retry_due = true;
         }
@@ -312,21 +353,29 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
         if (impl->closed_)
             continue;
         const short revents = ec ? 0 : fds[i].revents;
-        const bool retry = retry_due && impl->retry_accept_;
-        for (auto kind : {wait_kind::read, wait_kind::write}) {
-            auto& queue = impl->queue(kind);
-            const short events = kind == wait_kind::read ? read_events : write_events;
-            if (!queue.wants_poll() || !((revents & events) || (kind == wait_kind::read && retry)))
-                continue;
-            rpoll_operation* op = queue.ops.front();
-            queue.ops.pop_front();
-            // queued -> scheduled: under the lock, so no canceller can be
-            // removing it from the queue at the same time.
-            op->state_.store(op_state::scheduled, std::memory_order_release);
-            queue.running = op;
-            queue_changed(*impl, queue);
-            ready.push_back(op);
+        take_ready(*impl, revents, retry_due && impl->retry_accept_, ready);
+    }
+    for (int i = 0; i < event_count; ++i) {
+        const std::uint64_t id = events[static_cast<std::size_t>(i)].data.u64;
+        if (id == wake_id) {
+            // Only the poller thread drains: the busy task leaves the wake to
+            // it, or the thread would miss the wake it is waiting for.
+            if (with_wake_fds)
+                drain(wake_fd_);
+            continue;
         }
+        const auto found = impls_.find(id);
+        if (found == impls_.end())
+            continue;
+        socket_impl* impl = found->second;
+        if (impl->closed_ || impl->watch_ != socket_impl::watch_via::epoll)
+            continue;
+        // EPOLLONESHOT: the kernel disarmed the descriptor when it reported
+        // it; take_ready re-arms it for whatever still waits.
+        impl->epoll_armed_ = 0;
+        take_ready(*impl, static_cast<short>(events[static_cast<std::size_t>(i)].events), false,
+                   ready);
+        update_watch(*impl);
     }
     auto closes = std::move(deferred_closes);
     deferred_closes.clear();
@@ -348,7 +397,7 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             ready[next]->post_run();
         if (self == socket_impl::poller::busy) {
             lock.lock();
-            if (!watched_.empty())
+            if (any_waiting())
                 post_busy_poll(lock);
             lock.unlock();
         }
@@ -357,27 +406,112 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     lock.lock();
 }
 
+void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
+                               std::vector<rpoll_operation*>& ready) {
+    for (auto kind : {wait_kind::read, wait_kind::write}) {
+        auto& queue = impl.queue(kind);
+        const short events = kind == wait_kind::read ? read_events : write_events;
+        if (!queue.wants_poll() || !((revents & events) || (kind == wait_kind::read && retry)))
+            continue;
+        rpoll_operation* op = queue.ops.front();
+        queue.ops.pop_front();
+        // queued -> scheduled: under the lock, so no canceller can be
+        // removing it from the queue at the same time.
+        op->state_.store(op_state::scheduled, std::memory_order_release);
+        queue.running = op;
+        queue_changed(impl, queue);
+        ready.push_back(op);
+    }
+}
+
+bool rpoll_service::any_waiting() const noexcept {
+    return !watched_.empty() || epoll_waiting_ > 0;
+}
+
 void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
     queue.sync();
     update_watch(impl);
 }
 
 void rpoll_service::update_watch(socket_impl& impl) {
-    const bool wanted = !impl.closed_ && (impl.reads_.wants_poll() || impl.writes_.wants_poll());
+    short wanted = 0;
+    if (!impl.closed_) {
+        if (impl.reads_.wants_poll())
+            wanted |= POLLIN;
+        if (impl.writes_.wants_poll())
+            wanted |= POLLOUT;
+    }
+    if (impl.watch_ == socket_impl::watch_via::none) {
+        if (wanted == 0)
+            return;
+        // Kernel sockets wait in epoll, which costs nothing per idle socket;
+        // rpoll looks at every descriptor it is given (one poll system call
+        // each, for kernel fds). Read without io_mutex_: see poll_once.
+        impl.watch_ = impl.socket_.ops() == &detail::rsocket_ops
+                          ? socket_impl::watch_via::rpoll
+                          : socket_impl::watch_via::epoll;
+    }
+    if (impl.watch_ == socket_impl::watch_via::epoll) {
+        if ((wanted != 0) != impl.epoll_counted_) {
+            impl.epoll_counted_ = wanted != 0;
+            epoll_waiting_ += wanted != 0 ? 1 : -1;
+        }
+        // Armed lazily: a wait that ended (completed, cancelled) leaves the
+        // descriptor armed, which costs at most one event that finds nothing
+        // to do, instead of a system call now.
+        if (wanted != 0 && wanted != impl.epoll_armed_ && !arm_epoll(impl, wanted)) {
+            // epoll refused the descriptor: rpoll takes any fd.
+            impl.epoll_counted_ = false;
+            --epoll_waiting_;
+            impl.watch_ = socket_impl::watch_via::rpoll;
+        }
+        if (impl.closed_) {
+            // Closing the descriptor takes it out of epoll.
+            impl.watch_ = socket_impl::watch_via::none;
+            impl.epoll_registered_ = false;
+            impl.epoll_armed_ = 0;
+        }
+        if (impl.watch_ == socket_impl::watch_via::epoll ||
+            impl.watch_ == socket_impl::watch_via::none)
+            return;
+    }
+    // rpoll: the poller thread must rebuild its set.
+    rpoll_set_dirty_ = true;
     const bool watched = impl.watch_index_ != socket_impl::not_watched;
-    if (wanted == watched)
-        return;
-    if (wanted) {
+    if (wanted != 0 && !watched) {
         impl.watch_index_ = watched_.size();
         watched_.push_back(&impl);
-        return;
+    } else if (wanted == 0 && watched) {
+        // Swap-remove: order in the poll set does not matter.
+        socket_impl* last = watched_.back();
+        watched_[impl.watch_index_] = last;
+        last->watch_index_ = impl.watch_index_;
+        watched_.pop_back();
+        impl.watch_index_ = socket_impl::not_watched;
     }
-    // Swap-remove: order in the poll set does not matter.
-    socket_impl* last = watched_.back();
-    watched_[impl.watch_index_] = last;
-    last->watch_index_ = impl.watch_index_;
-    watched_.pop_back();
-    impl.watch_index_ = socket_impl::not_watched;
+    if (impl.closed_)
+        impl.watch_ = socket_impl::watch_via::none;
+}
+
+bool rpoll_service::arm_epoll(socket_impl& impl, short wanted) {
+    epoll_event event{};
+    event.events = EPOLLONESHOT | (wanted & POLLIN ? EPOLLIN : 0u) |
+                   (wanted & POLLOUT ? EPOLLOUT : 0u);
+    event.data.u64 = impl.id_;
+    const int fd = impl.socket_.get();
+    int op = impl.epoll_registered_ ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (::epoll_ctl(epoll_fd_, op, fd, &event) != 0) {
+        // Our record and the kernel's disagree (a descriptor closed and its
+        // number reused): try the other way once.
+        if (errno != ENOENT && errno != EEXIST)
+            return false;
+        op = op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+        if (::epoll_ctl(epoll_fd_, op, fd, &event) != 0)
+            return false;
+    }
+    impl.epoll_registered_ = true;
+    impl.epoll_armed_ = wanted;
+    return true;
 }
 
 void rpoll_service::finish_running(rpoll_operation* op) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <poll.h>
+#include <sys/epoll.h>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
@@ -129,8 +130,18 @@ private:
     /// After any change to `queue` (one of `impl`'s): publishes its idle
     /// state and keeps watched_ in step. Called with the lock held.
     void queue_changed(detail::socket_impl& impl, detail::wait_queue& queue);
-    /// Adds `impl` to watched_ or removes it, as its queues now want.
+    /// Brings `impl`'s place in the poll sets (watched_ for rpoll, or armed
+    /// in epoll_fd_) in line with what its queues now want.
     void update_watch(detail::socket_impl& impl);
+    /// Arms `impl`'s kernel socket in epoll_fd_ for `wanted` (POLLIN,
+    /// POLLOUT), once. False when epoll refuses the descriptor.
+    bool arm_epoll(detail::socket_impl& impl, short wanted);
+    /// Moves the first waiting operation of each kind that `revents` (or an
+    /// accept retry) makes ready to running, into `ready`.
+    void take_ready(detail::socket_impl& impl, short revents, bool retry,
+                    std::vector<detail::rpoll_operation*>& ready);
+    /// Whether any operation waits for readiness.
+    bool any_waiting() const noexcept;
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
     /// Closes `socket` where closing cannot stall an io_context: kernel
@@ -141,16 +152,27 @@ private:
 
     mutable std::mutex mutex_;
     std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
-    /// The open sockets with an operation waiting to be polled for, kept up
+    /// The open rsockets with an operation waiting to be polled for, kept up
     /// to date as waits start and end (socket_impl::watch_index_), so that
-    /// building a poll set does not scan every socket of the context.
+    /// building an rpoll set does not scan every socket of the context.
     std::vector<detail::socket_impl*> watched_;
+    /// Set when watched_ or what one of its sockets waits for changed: a
+    /// poller thread asleep in rpoll must wake and rebuild its set.
+    bool rpoll_set_dirty_ = false;
+    /// Kernel sockets wait here instead (armed one-shot per wait, keyed by
+    /// socket_impl::id_), with the wake eventfd (wake_id): rpoll would make
+    /// one poll system call per kernel descriptor on each call.
+    int epoll_fd_ = -1;
+    static constexpr std::uint64_t wake_id = 0; // socket ids start at 1
+    /// Kernel sockets with an operation waiting in epoll_fd_.
+    std::size_t epoll_waiting_ = 0;
     /// What one poll_once needs, kept between calls; [0] the poller thread's,
     /// [1] the busy task's.
     struct poll_scratch {
         std::vector<pollfd> fds;
         std::vector<std::uint64_t> polled;
         std::vector<detail::rpoll_operation*> ready;
+        std::vector<epoll_event> events = std::vector<epoll_event>(64);
     };
     poll_scratch scratch_[2];
     std::uint64_t next_id_ = 1;

@@ -94,9 +94,20 @@ public:
     bool retry_accept_ = false;
     /// close() ran: no new waits.
     bool closed_ = false;
+    /// How the service waits for this socket's readiness: rsockets in its
+    /// rpoll set (watched_), kernel sockets in its epoll set. Chosen at the
+    /// first wait of each open socket, cleared by close.
+    enum class watch_via { none, rpoll, epoll };
+    watch_via watch_ = watch_via::none;
     /// Position in the service's watched_ set, or not_watched.
     static constexpr std::size_t not_watched = static_cast<std::size_t>(-1);
     std::size_t watch_index_ = not_watched;
+    /// epoll: the descriptor is registered; the events it is armed for
+    /// (POLLIN, POLLOUT; 0 once a one-shot event fired); counted in the
+    /// service's epoll_waiting_.
+    bool epoll_registered_ = false;
+    short epoll_armed_ = 0;
+    bool epoll_counted_ = false;
 
     wait_queue& queue(wait_kind kind) noexcept { return kind == wait_kind::read ? reads_ : writes_; }
 };
