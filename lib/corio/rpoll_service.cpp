@@ -216,13 +216,29 @@ void rpoll_service::poller_loop() {
 
 void rpoll_service::busy_poll() {
     std::unique_lock lock(mutex_);
-    busy_posted_ = false;
-    if (mode_ != poll_mode::busy || stopping_)
+    // busy_posted_ stays set while this task runs, also while poll_once has
+    // the lock released: a second busy task beside it (an io_context run by
+    // several threads) would share scratch_[1]. It is cleared as this one
+    // ends, which posts the next while anything waits.
+    const auto next = [this, &lock] {
+        if (!lock.owns_lock())
+            lock.lock();
+        busy_posted_ = false;
+        // Keep spinning only while something waits; start_wait posts again.
+        if (mode_ == poll_mode::busy && any_waiting())
+            post_busy_poll(lock);
+    };
+    if (mode_ != poll_mode::busy || stopping_) {
+        busy_posted_ = false;
         return;
-    poll_once(lock, socket_impl::poller::busy);
-    // Keep spinning only while something waits; start_wait posts again.
-    if (any_waiting())
-        post_busy_poll(lock);
+    }
+    try {
+        poll_once(lock, socket_impl::poller::busy);
+    } catch (...) {
+        next();
+        throw;
+    }
+    next();
 }
 
 void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::poller self) {
@@ -395,12 +411,6 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     } catch (...) {
         for (; next < ready.size(); ++next)
             ready[next]->post_run();
-        if (self == socket_impl::poller::busy) {
-            lock.lock();
-            if (any_waiting())
-                post_busy_poll(lock);
-            lock.unlock();
-        }
         throw;
     }
     lock.lock();
