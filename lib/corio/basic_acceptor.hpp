@@ -46,8 +46,7 @@ public:
     /// A closed acceptor.
     explicit basic_acceptor(const executor_type& executor)
         : executor_(executor),
-          service_(&boost::asio::use_service<rpoll_service>(
-              boost::asio::query(executor, boost::asio::execution::context))),
+          service_(&rpoll_service_of(executor)),
           impl_(service_->create_impl()) {}
 
     /// Opens, sets reuse_address (kernel sockets), binds to `local` and

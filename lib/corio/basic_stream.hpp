@@ -72,8 +72,7 @@ public:
     explicit basic_stream(const executor_type& executor,
                           corio::transport t = corio::transport::automatic)
         : transport_preference_(t), executor_(executor),
-          service_(&boost::asio::use_service<rpoll_service>(
-              boost::asio::query(executor, boost::asio::execution::context))),
+          service_(&rpoll_service_of(executor)),
           impl_(service_->create_impl()) {}
 
     template <class ExecutionContext>

@@ -13,6 +13,7 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/descriptor_base.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -41,21 +42,31 @@ constexpr short write_events = POLLOUT | POLLERR | POLLHUP | POLLNVAL;
 } // namespace
 
 rpoll_service::rpoll_service(boost::asio::execution_context& context)
+    : rpoll_service(context, nullptr) {}
+
+rpoll_service::rpoll_service(boost::asio::io_context& context)
+    : rpoll_service(context, &context) {}
+
+rpoll_service::rpoll_service(boost::asio::execution_context& context,
+                             boost::asio::io_context* io_context)
     : boost::asio::execution_context::service(context) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     tick_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-    epoll_event wake{};
-    wake.events = EPOLLIN;
-    wake.data.u64 = wake_id;
-    if (wake_fd_ < 0 || tick_fd_ < 0 || epoll_fd_ < 0 ||
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) != 0) {
+    const auto fail = [this] {
         const boost::system::error_code ec(errno, boost::system::system_category());
         for (const int fd : {wake_fd_, tick_fd_, epoll_fd_})
             if (fd >= 0)
                 ::close(fd);
         throw boost::system::system_error(ec, "rpoll_service");
-    }
+    };
+    if (wake_fd_ < 0 || tick_fd_ < 0 || epoll_fd_ < 0)
+        fail();
+    // On an io_context, its own reactor waits for epoll_fd_ in thread mode
+    // (ensure_reactor_wait); the poller thread's set then leaves it out.
+    io_context_ = io_context;
+    if (!io_context_ && !add_wake_to_epoll())
+        fail();
 }
 
 rpoll_service::~rpoll_service() {
@@ -70,6 +81,8 @@ void rpoll_service::shutdown() {
     stopping_ = true;
     wake_poller(lock);
     std::thread poller = std::move(poller_);
+    // Its pending wait, if any, is destroyed with the io_context's queues.
+    reactor_watch_.reset();
     lock.unlock();
     if (poller.joinable())
         poller.join();
@@ -169,7 +182,12 @@ void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
     if (mode_ == poll_mode::busy) {
         post_busy_poll(lock);
     } else {
-        ensure_poller_started(lock);
+        // With the reactor watching epoll_fd_, the poller thread serves
+        // rsockets only.
+        // Waits armed in busy mode need the reactor's wait now.
+        ensure_reactor_wait();
+        if (!io_context_ || !watched_.empty())
+            ensure_poller_started(lock);
         // A kernel socket armed in epoll reaches a poller already asleep
         // there (or in rpoll, through epoll_fd_): only a changed rpoll set
         // needs the wake, and the hand-off it costs.
@@ -296,6 +314,10 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     // poll, epoll_wait alone; otherwise epoll_fd_ joins the rpoll set, and
     // is read without blocking once rpoll says it is ready.
     bool epoll_alone = false;
+    constexpr std::size_t absent = static_cast<std::size_t>(-1);
+    std::size_t epoll_index = absent;
+    std::size_t wake_index = absent;
+    std::size_t tick_index = absent;
     if (with_wake_fds) {
         if (want_tick != tick_armed_) {
             // rpoll may sleep through a connection on a listening rsocket, so
@@ -308,14 +330,23 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             ::timerfd_settime(tick_fd_, 0, &spec, nullptr);
             tick_armed_ = want_tick;
         }
-        if (!poll_sockets) {
-            fds.push_back({wake_fd_, POLLIN, 0});
-        } else if (socket_count == 0 && !tick_armed_) {
+        // epoll_fd_ is this thread's to wait on unless the reactor watches it
+        // (then the wake fd is not in it) or the busy task polls sockets.
+        const bool with_epoll = poll_sockets && !io_context_;
+        if (with_epoll && socket_count == 0 && !tick_armed_) {
             epoll_alone = true;
         } else {
-            fds.push_back({epoll_fd_, POLLIN, 0});
-            if (tick_armed_)
+            if (with_epoll) {
+                epoll_index = fds.size();
+                fds.push_back({epoll_fd_, POLLIN, 0});
+            } else {
+                wake_index = fds.size();
+                fds.push_back({wake_fd_, POLLIN, 0});
+            }
+            if (poll_sockets && tick_armed_) {
+                tick_index = fds.size();
                 fds.push_back({tick_fd_, POLLIN, 0});
+            }
         }
         poller_in_rpoll_ = true;
     } else {
@@ -326,10 +357,12 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
                 retry_due = true;
             }
         }
-        if (socket_count == 0)
+        if (socket_count == 0) {
             epoll_alone = true;
-        else
+        } else {
+            epoll_index = fds.size();
             fds.push_back({epoll_fd_, POLLIN, 0});
+        }
     }
 
     lock.unlock();
@@ -341,7 +374,7 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
                                    epoll_timeout);
     } else {
         detail::rsocket_ops.poll(fds.data(), fds.size(), timeout, ec);
-        if (poll_sockets && !ec && (fds[socket_count].revents & POLLIN))
+        if (epoll_index != absent && !ec && (fds[epoll_index].revents & POLLIN))
             event_count =
                 ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
     }
@@ -349,11 +382,10 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     poller_in_rpoll_ = false;
 
     if (with_wake_fds) {
-        if (!poll_sockets && (fds[0].revents & POLLIN))
+        if (wake_index != absent && (fds[wake_index].revents & POLLIN))
             drain(wake_fd_);
         wake_pending_ = false;
-        if (poll_sockets && tick_armed_ && !epoll_alone &&
-            (fds[socket_count + 1].revents & POLLIN)) {
+        if (tick_index != absent && (fds[tick_index].revents & POLLIN)) {
             drain(tick_fd_);
             retry_due = true;
         }
@@ -371,28 +403,7 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
         const short revents = ec ? 0 : fds[i].revents;
         take_ready(*impl, revents, retry_due && impl->retry_accept_, ready);
     }
-    for (int i = 0; i < event_count; ++i) {
-        const std::uint64_t id = events[static_cast<std::size_t>(i)].data.u64;
-        if (id == wake_id) {
-            // Only the poller thread drains: the busy task leaves the wake to
-            // it, or the thread would miss the wake it is waiting for.
-            if (with_wake_fds)
-                drain(wake_fd_);
-            continue;
-        }
-        const auto found = impls_.find(id);
-        if (found == impls_.end())
-            continue;
-        socket_impl* impl = found->second;
-        if (impl->closed_ || impl->watch_ != socket_impl::watch_via::epoll)
-            continue;
-        // EPOLLONESHOT: the kernel disarmed the descriptor when it reported
-        // it; take_ready re-arms it for whatever still waits.
-        impl->epoll_armed_ = 0;
-        take_ready(*impl, static_cast<short>(events[static_cast<std::size_t>(i)].events), false,
-                   ready);
-        update_watch(*impl);
-    }
+    take_epoll_events(events.data(), event_count, with_wake_fds, ready);
     auto closes = std::move(deferred_closes);
     deferred_closes.clear();
 
@@ -414,6 +425,135 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
         throw;
     }
     lock.lock();
+}
+
+void rpoll_service::take_epoll_events(const epoll_event* events, int count, bool drain_wake,
+                                      std::vector<rpoll_operation*>& ready) {
+    for (int i = 0; i < count; ++i) {
+        const std::uint64_t id = events[i].data.u64;
+        if (id == wake_id) {
+            // Only the poller thread drains: the busy task leaves the wake to
+            // it, or the thread would miss the wake it is waiting for.
+            if (drain_wake)
+                drain(wake_fd_);
+            continue;
+        }
+        const auto found = impls_.find(id);
+        if (found == impls_.end())
+            continue;
+        socket_impl* impl = found->second;
+        if (impl->closed_ || impl->watch_ != socket_impl::watch_via::epoll)
+            continue;
+        // EPOLLONESHOT: the kernel disarmed the descriptor when it reported
+        // it; take_ready re-arms it for whatever still waits.
+        impl->epoll_armed_ = 0;
+        take_ready(*impl, static_cast<short>(events[i].events), false, ready);
+        update_watch(*impl);
+    }
+}
+
+void rpoll_service::harvest_epoll(std::vector<rpoll_operation*>& ready) {
+    auto& events = reactor_events_;
+    int count = 0;
+    do {
+        count = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
+        take_epoll_events(events.data(), count, false, ready);
+    } while (count == static_cast<int>(events.size()));
+}
+
+bool rpoll_service::add_wake_to_epoll() noexcept {
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.u64 = wake_id;
+    return ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) == 0;
+}
+
+void rpoll_service::ensure_reactor_wait() {
+    if (!io_context_ || reactor_wait_armed_ || stopping_ || mode_ != poll_mode::thread ||
+        epoll_waiting_ == 0)
+        return;
+    if (!reactor_watch_) {
+        // Made at the first wait in thread mode, not before: once an
+        // io_context has a reactor, its scheduler polls it between handlers,
+        // which busy mode would pay for on every turn. (Made after this
+        // service, the reactor is shut down before it; shutdown() drops the
+        // descriptor first, which Asio allows, as for its own sockets.)
+        // An epoll set is itself pollable: an idle I/O thread sleeps in the
+        // io_context and wakes straight into the ready kernel sockets, as
+        // with Asio's sockets, instead of through the poller thread and a
+        // post.
+        const int watch_fd = ::dup(epoll_fd_);
+        try {
+            if (watch_fd < 0)
+                throw boost::system::system_error(errno, boost::system::system_category());
+            reactor_watch_.emplace(io_context_->get_executor(), watch_fd);
+        } catch (const boost::system::system_error&) {
+            if (watch_fd >= 0)
+                ::close(watch_fd);
+            // The poller thread waits on epoll_fd_ instead, with its wake fd
+            // there (if even that fails, it keeps waking on the wake fd
+            // alone, and kernel sockets wait for busy mode).
+            io_context_ = nullptr;
+            (void)add_wake_to_epoll();
+            rpoll_set_dirty_ = true; // a sleeping poller thread must switch sets
+            return;
+        }
+    }
+    reactor_wait_armed_ = true;
+    reactor_watch_->async_wait(
+        boost::asio::posix::descriptor_base::wait_read,
+        [this, generation = reactor_generation_](const boost::system::error_code& ec) {
+            on_reactor_ready(generation, ec);
+        });
+}
+
+void rpoll_service::drop_reactor_wait() {
+    if (!reactor_wait_armed_)
+        return;
+    // Nothing waits in epoll: a wait left pending would keep
+    // io_context::run() from returning. Its handler, run with
+    // operation_aborted, sees an old generation and does nothing.
+    reactor_wait_armed_ = false;
+    ++reactor_generation_;
+    boost::system::error_code ignored;
+    reactor_watch_->cancel(ignored);
+}
+
+void rpoll_service::on_reactor_ready(std::uint64_t generation, const boost::system::error_code& ec) {
+    std::unique_lock lock(mutex_);
+    if (generation != reactor_generation_ || !reactor_wait_armed_)
+        return;
+    reactor_wait_armed_ = false;
+    if (stopping_ || ec)
+        return;
+    // One handler at a time owns the reused buffer; another one running on a
+    // second thread meanwhile gets its own.
+    std::vector<rpoll_operation*> ready;
+    ready.swap(reactor_ready_);
+    harvest_epoll(ready);
+    if (epoll_waiting_ > 0) {
+        // Wait again first, then look once more: a socket made ready between
+        // the two is then either in this harvest or wakes the new wait (on an
+        // io_context run by several threads, another thread may take the
+        // readiness event while no wait is pending, and it would be lost).
+        ensure_reactor_wait();
+        harvest_epoll(ready);
+    }
+    lock.unlock();
+    // As in the busy task: handlers on this io_context run here.
+    std::size_t next = 0;
+    try {
+        while (next < ready.size())
+            ready[next++]->dispatch_run();
+    } catch (...) {
+        for (; next < ready.size(); ++next)
+            ready[next]->post_run();
+        throw;
+    }
+    ready.clear();
+    lock.lock();
+    if (reactor_ready_.capacity() < ready.capacity())
+        reactor_ready_.swap(ready);
 }
 
 void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
@@ -465,14 +605,21 @@ void rpoll_service::update_watch(socket_impl& impl) {
         if ((wanted != 0) != impl.epoll_counted_) {
             impl.epoll_counted_ = wanted != 0;
             epoll_waiting_ += wanted != 0 ? 1 : -1;
+            if (epoll_waiting_ == 0)
+                drop_reactor_wait();
         }
+        // The reactor's wait is pending before the socket is armed, so the
+        // socket's readiness event cannot arrive with no wait to take it.
+        if (wanted != 0)
+            ensure_reactor_wait();
         // Armed lazily: a wait that ended (completed, cancelled) leaves the
         // descriptor armed, which costs at most one event that finds nothing
         // to do, instead of a system call now.
         if (wanted != 0 && wanted != impl.epoll_armed_ && !arm_epoll(impl, wanted)) {
             // epoll refused the descriptor: rpoll takes any fd.
             impl.epoll_counted_ = false;
-            --epoll_waiting_;
+            if (--epoll_waiting_ == 0)
+                drop_reactor_wait();
             impl.watch_ = socket_impl::watch_via::rpoll;
         }
         if (impl.closed_) {
