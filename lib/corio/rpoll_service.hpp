@@ -251,7 +251,8 @@ rpoll_service& rpoll_service_of(const Executor& executor) {
     using io_executor = boost::asio::io_context::executor_type;
     if constexpr (requires { executor.template target<io_executor>(); }) {
         if (const auto* target = executor.template target<io_executor>())
-            return boost::asio::use_service<rpoll_service>(target->context());
+            return boost::asio::use_service<rpoll_service>(
+                boost::asio::query(*target, boost::asio::execution::context));
     }
     return boost::asio::use_service<rpoll_service>(
         boost::asio::query(executor, boost::asio::execution::context));

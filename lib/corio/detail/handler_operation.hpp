@@ -207,20 +207,24 @@ private:
     /// the context's work count, as Asio's handler_work keeps it; elsewhere a
     /// tracked copy of the executor.
     void track_work() {
+#if !defined(BOOST_ASIO_NO_TS_EXECUTORS)
         if (const auto* io_executor = io_context_executor()) {
             io_executor->on_work_started();
             io_context_work_ = true;
-        } else {
-            work_.emplace(boost::asio::prefer(executor_,
-                                              boost::asio::execution::outstanding_work.tracked));
+            return;
         }
+#endif
+        work_.emplace(
+            boost::asio::prefer(executor_, boost::asio::execution::outstanding_work.tracked));
     }
 
     void release_work() noexcept {
+#if !defined(BOOST_ASIO_NO_TS_EXECUTORS)
         if (io_context_work_) {
             io_context_work_ = false;
             io_context_executor()->on_work_finished();
         }
+#endif
         work_.reset();
     }
 
