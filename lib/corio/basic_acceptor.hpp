@@ -46,8 +46,7 @@ public:
     /// A closed acceptor.
     explicit basic_acceptor(const executor_type& executor)
         : executor_(executor),
-          service_(&boost::asio::use_service<rpoll_service>(
-              boost::asio::query(executor, boost::asio::execution::context))),
+          service_(&rpoll_service_of(executor)),
           impl_(service_->create_impl()) {}
 
     /// Opens, sets reuse_address (kernel sockets), binds to `local` and
@@ -253,9 +252,9 @@ private:
         template <class Handler>
         void operator()(Handler&& handler) const {
             using op_type = detail::accept_operation<stream_type, std::decay_t<Handler>, Executor>;
-            op_type::start(new op_type(*self_->service_, self_->impl_shared(),
-                                       stream_type(self_->executor_), std::forward<Handler>(handler),
-                                       self_->executor_));
+            op_type::start(op_type::create(op_type::allocator_for(handler), *self_->service_,
+                                           self_->impl_shared(), stream_type(self_->executor_),
+                                           std::forward<Handler>(handler), self_->executor_));
         }
 
     private:
@@ -272,8 +271,9 @@ private:
         void operator()(Handler&& handler, basic_stream<PeerExecutor>* peer) const {
             using op_type = detail::accept_operation<basic_stream<PeerExecutor>*,
                                                      std::decay_t<Handler>, Executor>;
-            auto* op = new op_type(*self_->service_, self_->impl_shared(), peer,
-                                   std::forward<Handler>(handler), self_->executor_);
+            auto* op = op_type::create(op_type::allocator_for(handler), *self_->service_,
+                                       self_->impl_shared(), peer, std::forward<Handler>(handler),
+                                       self_->executor_);
             if (peer->is_open()) {
                 op->ec_ = boost::asio::error::already_open;
                 op_type::finish(op);

@@ -72,8 +72,7 @@ public:
     explicit basic_stream(const executor_type& executor,
                           corio::transport t = corio::transport::automatic)
         : transport_preference_(t), executor_(executor),
-          service_(&boost::asio::use_service<rpoll_service>(
-              boost::asio::query(executor, boost::asio::execution::context))),
+          service_(&rpoll_service_of(executor)),
           impl_(service_->create_impl()) {}
 
     template <class ExecutionContext>
@@ -345,8 +344,9 @@ private:
         template <class Handler>
         void operator()(Handler&& handler, boost::asio::const_buffer buffer, off_t offset) const {
             using op_type = detail::iowrite_operation<std::decay_t<Handler>, Executor>;
-            op_type::start(new op_type(*self_->service_, self_->impl_shared(), buffer, offset,
-                                       std::forward<Handler>(handler), self_->executor_));
+            op_type::start(op_type::create(op_type::allocator_for(handler), *self_->service_,
+                                           self_->impl_shared(), buffer, offset,
+                                           std::forward<Handler>(handler), self_->executor_));
         }
 
     private:
@@ -375,8 +375,9 @@ private:
         template <class Handler>
         void operator()(Handler&& handler, const endpoint_type& peer) const {
             using op_type = detail::connect_operation<std::decay_t<Handler>, Executor>;
-            auto* op = new op_type(*self_->service_, self_->impl_shared(),
-                                   std::forward<Handler>(handler), self_->executor_);
+            auto* op = op_type::create(op_type::allocator_for(handler), *self_->service_,
+                                       self_->impl_shared(), std::forward<Handler>(handler),
+                                       self_->executor_);
             bool in_progress = false;
             const auto ec = detail::start_connect(*self_->service_, *self_->impl_,
                                                   self_->transport_preference_, peer, in_progress);
@@ -403,8 +404,9 @@ private:
         void operator()(Handler&& handler, const BufferSequence& buffers) const {
             using op_type =
                 detail::transfer_operation<Kind, BufferSequence, std::decay_t<Handler>, Executor>;
-            op_type::start(new op_type(*self_->service_, self_->impl_shared(), buffers,
-                                       std::forward<Handler>(handler), self_->executor_));
+            op_type::start(op_type::create(op_type::allocator_for(handler), *self_->service_,
+                                           self_->impl_shared(), buffers,
+                                           std::forward<Handler>(handler), self_->executor_));
         }
 
     private:

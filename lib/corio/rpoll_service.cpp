@@ -1,15 +1,19 @@
 #include "corio/rpoll_service.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <utility>
 
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/descriptor_base.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -38,23 +42,38 @@ constexpr short write_events = POLLOUT | POLLERR | POLLHUP | POLLNVAL;
 } // namespace
 
 rpoll_service::rpoll_service(boost::asio::execution_context& context)
+    : rpoll_service(context, nullptr) {}
+
+rpoll_service::rpoll_service(boost::asio::io_context& context)
+    : rpoll_service(context, &context) {}
+
+rpoll_service::rpoll_service(boost::asio::execution_context& context,
+                             boost::asio::io_context* io_context)
     : boost::asio::execution_context::service(context) {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     tick_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (wake_fd_ < 0 || tick_fd_ < 0) {
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    const auto fail = [this] {
         const boost::system::error_code ec(errno, boost::system::system_category());
-        if (wake_fd_ >= 0)
-            ::close(wake_fd_);
-        if (tick_fd_ >= 0)
-            ::close(tick_fd_);
+        for (const int fd : {wake_fd_, tick_fd_, epoll_fd_})
+            if (fd >= 0)
+                ::close(fd);
         throw boost::system::system_error(ec, "rpoll_service");
-    }
+    };
+    if (wake_fd_ < 0 || tick_fd_ < 0 || epoll_fd_ < 0)
+        fail();
+    // On an io_context, its own reactor waits for epoll_fd_ in thread mode
+    // (ensure_reactor_wait); the poller thread's set then leaves it out.
+    io_context_ = io_context;
+    if (!io_context_ && !add_wake_to_epoll())
+        fail();
 }
 
 rpoll_service::~rpoll_service() {
     shutdown();
     ::close(wake_fd_);
     ::close(tick_fd_);
+    ::close(epoll_fd_);
 }
 
 void rpoll_service::shutdown() {
@@ -62,6 +81,8 @@ void rpoll_service::shutdown() {
     stopping_ = true;
     wake_poller(lock);
     std::thread poller = std::move(poller_);
+    // Its pending wait, if any, is destroyed with the io_context's queues.
+    reactor_watch_.reset();
     lock.unlock();
     if (poller.joinable())
         poller.join();
@@ -76,6 +97,7 @@ void rpoll_service::shutdown() {
         for (auto* queue : {&impl->reads_, &impl->writes_}) {
             pending.insert(pending.end(), queue->ops.begin(), queue->ops.end());
             queue->ops.clear();
+            queue_changed(*impl, *queue);
         }
     }
     auto thread_closes = std::move(deferred_closes_[0]);
@@ -133,8 +155,7 @@ void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, tran
 }
 
 bool rpoll_service::may_try_now(socket_impl& impl, wait_kind kind) {
-    std::lock_guard lock(mutex_);
-    return impl.queue(kind).idle();
+    return impl.queue(kind).idle_now.load(std::memory_order_acquire);
 }
 
 void rpoll_service::start_wait(rpoll_operation* op) {
@@ -149,7 +170,9 @@ void rpoll_service::start_wait(rpoll_operation* op) {
         return;
     }
     op->state_.store(op_state::queued, std::memory_order_release);
-    impl.queue(op->kind_).ops.push_back(op);
+    auto& queue = impl.queue(op->kind_);
+    queue.ops.push_back(op);
+    queue_changed(impl, queue);
     on_wait_changed(lock);
 }
 
@@ -159,8 +182,17 @@ void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
     if (mode_ == poll_mode::busy) {
         post_busy_poll(lock);
     } else {
-        ensure_poller_started(lock);
-        wake_poller(lock);
+        // With the reactor watching epoll_fd_, the poller thread serves
+        // rsockets only.
+        // Waits armed in busy mode need the reactor's wait now.
+        ensure_reactor_wait();
+        if (!io_context_ || !watched_.empty())
+            ensure_poller_started(lock);
+        // A kernel socket armed in epoll reaches a poller already asleep
+        // there (or in rpoll, through epoll_fd_): only a changed rpoll set
+        // needs the wake, and the hand-off it costs.
+        if (rpoll_set_dirty_)
+            wake_poller(lock);
     }
 }
 
@@ -183,7 +215,14 @@ void rpoll_service::post_busy_poll(std::unique_lock<std::mutex>&) {
     if (busy_posted_ || stopping_)
         return;
     busy_posted_ = true;
-    boost::asio::post(busy_executor_, [this] { busy_poll(); });
+    // Re-posted after every busy poll: the io_context's executor itself, when
+    // that is what busy_executor_ holds, skips the polymorphic wrapper.
+    auto task = [this] { busy_poll(); };
+    if (const auto* io_executor =
+            busy_executor_.target<boost::asio::io_context::executor_type>())
+        boost::asio::post(*io_executor, std::move(task));
+    else
+        boost::asio::post(busy_executor_, std::move(task));
 }
 
 void rpoll_service::poller_loop() {
@@ -195,16 +234,29 @@ void rpoll_service::poller_loop() {
 
 void rpoll_service::busy_poll() {
     std::unique_lock lock(mutex_);
-    busy_posted_ = false;
-    if (mode_ != poll_mode::busy || stopping_)
+    // busy_posted_ stays set while this task runs, also while poll_once has
+    // the lock released: a second busy task beside it (an io_context run by
+    // several threads) would share scratch_[1]. It is cleared as this one
+    // ends, which posts the next while anything waits.
+    const auto next = [this, &lock] {
+        if (!lock.owns_lock())
+            lock.lock();
+        busy_posted_ = false;
+        // Keep spinning only while something waits; start_wait posts again.
+        if (mode_ == poll_mode::busy && any_waiting())
+            post_busy_poll(lock);
+    };
+    if (mode_ != poll_mode::busy || stopping_) {
+        busy_posted_ = false;
         return;
-    poll_once(lock, socket_impl::poller::busy);
-    bool waiting = false;
-    for (auto& [id, impl] : impls_)
-        waiting = waiting || impl->reads_.wants_poll() || impl->writes_.wants_poll();
-    // Keep spinning only while something waits; start_wait posts again.
-    if (waiting)
-        post_busy_poll(lock);
+    }
+    try {
+        poll_once(lock, socket_impl::poller::busy);
+    } catch (...) {
+        next();
+        throw;
+    }
+    next();
 }
 
 void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::poller self) {
@@ -214,39 +266,59 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     const auto timeout =
         with_wake_fds ? detail::poll_timeout::infinite : detail::poll_timeout::immediate;
     auto& deferred_closes = deferred_closes_[with_wake_fds ? 0 : 1];
-    std::vector<pollfd> fds;
-    // Ids, not pointers: an I/O object destroyed during the rpoll takes its
+    // Kept between calls, so that a poll allocates nothing once warm. Only
+    // this poller touches its scratch, also while the lock is released.
+    auto& scratch = scratch_[with_wake_fds ? 0 : 1];
+    auto& fds = scratch.fds;
+    // Ids, not pointers: an I/O object destroyed during the poll takes its
     // state out of impls_, and the lookup afterwards then finds nothing.
-    std::vector<std::uint64_t> polled;
+    auto& polled = scratch.polled;
+    auto& ready = scratch.ready;
+    auto& events = scratch.events;
+    fds.clear();
+    polled.clear();
+    ready.clear();
     bool retry_due = false;
 
     // In busy mode the poller thread sleeps on its eventfd alone: sockets are
-    // polled by the busy task, and two rpolls must never share a socket.
+    // polled by the busy task, and two polls must never share a socket.
     const bool poll_sockets = with_wake_fds == (mode_ == poll_mode::thread);
     bool want_tick = false;
     if (poll_sockets) {
-        for (auto& [id, impl] : impls_) {
+        // Only rsockets with a wait are in watched_ (kernel sockets wait in
+        // epoll_fd_): the set costs O(waiting rsockets) to build, not
+        // O(every socket of the context).
+        for (socket_impl* impl : watched_) {
             if (impl->closed_ || impl->in_poll_ != socket_impl::poller::none)
                 continue;
-            short events = 0;
+            short wanted = 0;
             if (impl->reads_.wants_poll())
-                events |= POLLIN;
+                wanted |= POLLIN;
             if (impl->writes_.wants_poll())
-                events |= POLLOUT;
-            if (events == 0)
+                wanted |= POLLOUT;
+            if (wanted == 0)
                 continue;
             // Read without io_mutex_: the descriptor changes only in attach
             // (before any wait) and close (after closed_ is set, under this
             // lock), so a waiting, open socket's number is stable here.
-            fds.push_back({impl->socket_.get(), events, 0});
-            polled.push_back(id);
+            fds.push_back({impl->socket_.get(), wanted, 0});
+            polled.push_back(impl->id_);
             impl->in_poll_ = self;
-            want_tick = want_tick || (impl->retry_accept_ && (events & POLLIN));
+            want_tick = want_tick || (impl->retry_accept_ && (wanted & POLLIN));
         }
+        if (with_wake_fds)
+            rpoll_set_dirty_ = false;
     }
     const std::size_t socket_count = fds.size();
+    // Kernel sockets (and the wake fd) wait in epoll_fd_. With no rsocket to
+    // poll, epoll_wait alone; otherwise epoll_fd_ joins the rpoll set, and
+    // is read without blocking once rpoll says it is ready.
+    bool epoll_alone = false;
+    constexpr std::size_t absent = static_cast<std::size_t>(-1);
+    std::size_t epoll_index = absent;
+    std::size_t wake_index = absent;
+    std::size_t tick_index = absent;
     if (with_wake_fds) {
-        fds.push_back({wake_fd_, POLLIN, 0});
         if (want_tick != tick_armed_) {
             // rpoll may sleep through a connection on a listening rsocket, so
             // while an accept waits the set includes a ticking timerfd.
@@ -258,35 +330,67 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             ::timerfd_settime(tick_fd_, 0, &spec, nullptr);
             tick_armed_ = want_tick;
         }
-        if (tick_armed_)
-            fds.push_back({tick_fd_, POLLIN, 0});
+        // epoll_fd_ is this thread's to wait on unless the reactor watches it
+        // (then the wake fd is not in it) or the busy task polls sockets.
+        const bool with_epoll = poll_sockets && !io_context_;
+        if (with_epoll && socket_count == 0 && !tick_armed_) {
+            epoll_alone = true;
+        } else {
+            if (with_epoll) {
+                epoll_index = fds.size();
+                fds.push_back({epoll_fd_, POLLIN, 0});
+            } else {
+                wake_index = fds.size();
+                fds.push_back({wake_fd_, POLLIN, 0});
+            }
+            if (poll_sockets && tick_armed_) {
+                tick_index = fds.size();
+                fds.push_back({tick_fd_, POLLIN, 0});
+            }
+        }
         poller_in_rpoll_ = true;
-    } else if (want_tick) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_busy_tick_ >= accept_retry_interval) {
-            last_busy_tick_ = now;
-            retry_due = true;
+    } else {
+        if (want_tick) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last_busy_tick_ >= accept_retry_interval) {
+                last_busy_tick_ = now;
+                retry_due = true;
+            }
+        }
+        if (socket_count == 0) {
+            epoll_alone = true;
+        } else {
+            epoll_index = fds.size();
+            fds.push_back({epoll_fd_, POLLIN, 0});
         }
     }
 
     lock.unlock();
     boost::system::error_code ec;
-    detail::rsocket_ops.poll(fds.data(), fds.size(), timeout, ec);
+    int event_count = 0;
+    const int epoll_timeout = with_wake_fds ? -1 : 0;
+    if (epoll_alone) {
+        event_count = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                                   epoll_timeout);
+    } else {
+        detail::rsocket_ops.poll(fds.data(), fds.size(), timeout, ec);
+        if (epoll_index != absent && !ec && (fds[epoll_index].revents & POLLIN))
+            event_count =
+                ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
+    }
     lock.lock();
     poller_in_rpoll_ = false;
 
     if (with_wake_fds) {
-        if (fds[socket_count].revents & POLLIN) {
+        if (wake_index != absent && (fds[wake_index].revents & POLLIN))
             drain(wake_fd_);
-        }
         wake_pending_ = false;
-        if (tick_armed_ && fds.size() > socket_count + 1 && (fds[socket_count + 1].revents & POLLIN)) {
+        if (tick_index != absent && (fds[tick_index].revents & POLLIN)) {
             drain(tick_fd_);
             retry_due = true;
         }
     }
 
-    std::vector<rpoll_operation*> ready;
     for (std::size_t i = 0; i < socket_count; ++i) {
         const auto found = impls_.find(polled[i]);
         if (found == impls_.end())
@@ -297,30 +401,274 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
         if (impl->closed_)
             continue;
         const short revents = ec ? 0 : fds[i].revents;
-        const bool retry = retry_due && impl->retry_accept_;
-        for (auto kind : {wait_kind::read, wait_kind::write}) {
-            auto& queue = impl->queue(kind);
-            const short events = kind == wait_kind::read ? read_events : write_events;
-            if (!queue.wants_poll() || !((revents & events) || (kind == wait_kind::read && retry)))
-                continue;
-            rpoll_operation* op = queue.ops.front();
-            queue.ops.pop_front();
-            // queued -> scheduled: under the lock, so no canceller can be
-            // removing it from the queue at the same time.
-            op->state_.store(op_state::scheduled, std::memory_order_release);
-            queue.running = op;
-            ready.push_back(op);
-        }
+        take_ready(*impl, revents, retry_due && impl->retry_accept_, ready);
     }
+    take_epoll_events(events.data(), event_count, with_wake_fds, ready);
     auto closes = std::move(deferred_closes);
     deferred_closes.clear();
 
     lock.unlock();
     for (auto& socket : closes)
         (void)dispose(std::move(socket));
-    for (auto* op : ready)
-        op->post_run();
+    // The busy task runs on the io_context, so an operation whose handler
+    // runs there too is run here, as Asio's scheduler runs what its reactor
+    // found ready, instead of costing another post. The poller thread always
+    // posts. A handler run here may throw: the rest are posted, not lost, and
+    // the busy task keeps going while anything waits.
+    std::size_t next = 0;
+    try {
+        while (next < ready.size())
+            ready[next++]->dispatch_run();
+    } catch (...) {
+        for (; next < ready.size(); ++next)
+            ready[next]->post_run();
+        throw;
+    }
     lock.lock();
+}
+
+void rpoll_service::take_epoll_events(const epoll_event* events, int count, bool drain_wake,
+                                      std::vector<rpoll_operation*>& ready) {
+    for (int i = 0; i < count; ++i) {
+        const std::uint64_t id = events[i].data.u64;
+        if (id == wake_id) {
+            // Only the poller thread drains: the busy task leaves the wake to
+            // it, or the thread would miss the wake it is waiting for.
+            if (drain_wake)
+                drain(wake_fd_);
+            continue;
+        }
+        const auto found = impls_.find(id);
+        if (found == impls_.end())
+            continue;
+        socket_impl* impl = found->second;
+        if (impl->closed_ || impl->watch_ != socket_impl::watch_via::epoll)
+            continue;
+        // EPOLLONESHOT: the kernel disarmed the descriptor when it reported
+        // it; take_ready re-arms it for whatever still waits.
+        impl->epoll_armed_ = 0;
+        take_ready(*impl, static_cast<short>(events[i].events), false, ready);
+        update_watch(*impl);
+    }
+}
+
+void rpoll_service::harvest_epoll(std::vector<rpoll_operation*>& ready) {
+    auto& events = reactor_events_;
+    int count = 0;
+    do {
+        count = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
+        take_epoll_events(events.data(), count, false, ready);
+    } while (count == static_cast<int>(events.size()));
+}
+
+bool rpoll_service::add_wake_to_epoll() noexcept {
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.u64 = wake_id;
+    return ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) == 0;
+}
+
+void rpoll_service::ensure_reactor_wait() {
+    if (!io_context_ || reactor_wait_armed_ || stopping_ || mode_ != poll_mode::thread ||
+        epoll_waiting_ == 0)
+        return;
+    if (!reactor_watch_) {
+        // Made at the first wait in thread mode, not before: once an
+        // io_context has a reactor, its scheduler polls it between handlers,
+        // which busy mode would pay for on every turn. (Made after this
+        // service, the reactor is shut down before it; shutdown() drops the
+        // descriptor first, which Asio allows, as for its own sockets.)
+        // An epoll set is itself pollable: an idle I/O thread sleeps in the
+        // io_context and wakes straight into the ready kernel sockets, as
+        // with Asio's sockets, instead of through the poller thread and a
+        // post.
+        const int watch_fd = ::dup(epoll_fd_);
+        try {
+            if (watch_fd < 0)
+                throw boost::system::system_error(errno, boost::system::system_category());
+            reactor_watch_.emplace(io_context_->get_executor(), watch_fd);
+        } catch (const boost::system::system_error&) {
+            if (watch_fd >= 0)
+                ::close(watch_fd);
+            // The poller thread waits on epoll_fd_ instead, with its wake fd
+            // there (if even that fails, it keeps waking on the wake fd
+            // alone, and kernel sockets wait for busy mode).
+            io_context_ = nullptr;
+            (void)add_wake_to_epoll();
+            rpoll_set_dirty_ = true; // a sleeping poller thread must switch sets
+            return;
+        }
+    }
+    reactor_wait_armed_ = true;
+    reactor_watch_->async_wait(
+        boost::asio::posix::descriptor_base::wait_read,
+        [this, generation = reactor_generation_](const boost::system::error_code& ec) {
+            on_reactor_ready(generation, ec);
+        });
+}
+
+void rpoll_service::drop_reactor_wait() {
+    if (!reactor_wait_armed_)
+        return;
+    // Nothing waits in epoll: a wait left pending would keep
+    // io_context::run() from returning. Its handler, run with
+    // operation_aborted, sees an old generation and does nothing.
+    reactor_wait_armed_ = false;
+    ++reactor_generation_;
+    boost::system::error_code ignored;
+    reactor_watch_->cancel(ignored);
+}
+
+void rpoll_service::on_reactor_ready(std::uint64_t generation, const boost::system::error_code& ec) {
+    std::unique_lock lock(mutex_);
+    if (generation != reactor_generation_ || !reactor_wait_armed_)
+        return;
+    reactor_wait_armed_ = false;
+    if (stopping_ || ec)
+        return;
+    // One handler at a time owns the reused buffer; another one running on a
+    // second thread meanwhile gets its own.
+    std::vector<rpoll_operation*> ready;
+    ready.swap(reactor_ready_);
+    harvest_epoll(ready);
+    if (epoll_waiting_ > 0) {
+        // Wait again first, then look once more: a socket made ready between
+        // the two is then either in this harvest or wakes the new wait (on an
+        // io_context run by several threads, another thread may take the
+        // readiness event while no wait is pending, and it would be lost).
+        ensure_reactor_wait();
+        harvest_epoll(ready);
+    }
+    lock.unlock();
+    // As in the busy task: handlers on this io_context run here.
+    std::size_t next = 0;
+    try {
+        while (next < ready.size())
+            ready[next++]->dispatch_run();
+    } catch (...) {
+        for (; next < ready.size(); ++next)
+            ready[next]->post_run();
+        throw;
+    }
+    ready.clear();
+    lock.lock();
+    if (reactor_ready_.capacity() < ready.capacity())
+        reactor_ready_.swap(ready);
+}
+
+void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
+                               std::vector<rpoll_operation*>& ready) {
+    for (auto kind : {wait_kind::read, wait_kind::write}) {
+        auto& queue = impl.queue(kind);
+        const short events = kind == wait_kind::read ? read_events : write_events;
+        if (!queue.wants_poll() || !((revents & events) || (kind == wait_kind::read && retry)))
+            continue;
+        rpoll_operation* op = queue.ops.front();
+        queue.ops.pop_front();
+        // queued -> scheduled: under the lock, so no canceller can be
+        // removing it from the queue at the same time.
+        op->state_.store(op_state::scheduled, std::memory_order_release);
+        queue.running = op;
+        queue_changed(impl, queue);
+        ready.push_back(op);
+    }
+}
+
+bool rpoll_service::any_waiting() const noexcept {
+    return !watched_.empty() || epoll_waiting_ > 0;
+}
+
+void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
+    queue.sync();
+    update_watch(impl);
+}
+
+void rpoll_service::update_watch(socket_impl& impl) {
+    short wanted = 0;
+    if (!impl.closed_) {
+        if (impl.reads_.wants_poll())
+            wanted |= POLLIN;
+        if (impl.writes_.wants_poll())
+            wanted |= POLLOUT;
+    }
+    if (impl.watch_ == socket_impl::watch_via::none) {
+        if (wanted == 0)
+            return;
+        // Kernel sockets wait in epoll, which costs nothing per idle socket;
+        // rpoll looks at every descriptor it is given (one poll system call
+        // each, for kernel fds). Read without io_mutex_: see poll_once.
+        impl.watch_ = impl.socket_.ops() == &detail::rsocket_ops
+                          ? socket_impl::watch_via::rpoll
+                          : socket_impl::watch_via::epoll;
+    }
+    if (impl.watch_ == socket_impl::watch_via::epoll) {
+        if ((wanted != 0) != impl.epoll_counted_) {
+            impl.epoll_counted_ = wanted != 0;
+            epoll_waiting_ += wanted != 0 ? 1 : -1;
+            if (epoll_waiting_ == 0)
+                drop_reactor_wait();
+        }
+        // The reactor's wait is pending before the socket is armed, so the
+        // socket's readiness event cannot arrive with no wait to take it.
+        if (wanted != 0)
+            ensure_reactor_wait();
+        // Armed lazily: a wait that ended (completed, cancelled) leaves the
+        // descriptor armed, which costs at most one event that finds nothing
+        // to do, instead of a system call now.
+        if (wanted != 0 && wanted != impl.epoll_armed_ && !arm_epoll(impl, wanted)) {
+            // epoll refused the descriptor: rpoll takes any fd.
+            impl.epoll_counted_ = false;
+            if (--epoll_waiting_ == 0)
+                drop_reactor_wait();
+            impl.watch_ = socket_impl::watch_via::rpoll;
+        }
+        if (impl.closed_) {
+            // Closing the descriptor takes it out of epoll.
+            impl.watch_ = socket_impl::watch_via::none;
+            impl.epoll_registered_ = false;
+            impl.epoll_armed_ = 0;
+        }
+        if (impl.watch_ == socket_impl::watch_via::epoll ||
+            impl.watch_ == socket_impl::watch_via::none)
+            return;
+    }
+    // rpoll: the poller thread must rebuild its set.
+    rpoll_set_dirty_ = true;
+    const bool watched = impl.watch_index_ != socket_impl::not_watched;
+    if (wanted != 0 && !watched) {
+        impl.watch_index_ = watched_.size();
+        watched_.push_back(&impl);
+    } else if (wanted == 0 && watched) {
+        // Swap-remove: order in the poll set does not matter.
+        socket_impl* last = watched_.back();
+        watched_[impl.watch_index_] = last;
+        last->watch_index_ = impl.watch_index_;
+        watched_.pop_back();
+        impl.watch_index_ = socket_impl::not_watched;
+    }
+    if (impl.closed_)
+        impl.watch_ = socket_impl::watch_via::none;
+}
+
+bool rpoll_service::arm_epoll(socket_impl& impl, short wanted) {
+    epoll_event event{};
+    event.events = EPOLLONESHOT | (wanted & POLLIN ? EPOLLIN : 0u) |
+                   (wanted & POLLOUT ? EPOLLOUT : 0u);
+    event.data.u64 = impl.id_;
+    const int fd = impl.socket_.get();
+    int op = impl.epoll_registered_ ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (::epoll_ctl(epoll_fd_, op, fd, &event) != 0) {
+        // Our record and the kernel's disagree (a descriptor closed and its
+        // number reused): try the other way once.
+        if (errno != ENOENT && errno != EEXIST)
+            return false;
+        op = op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+        if (::epoll_ctl(epoll_fd_, op, fd, &event) != 0)
+            return false;
+    }
+    impl.epoll_registered_ = true;
+    impl.epoll_armed_ = wanted;
+    return true;
 }
 
 void rpoll_service::finish_running(rpoll_operation* op) {
@@ -328,6 +676,7 @@ void rpoll_service::finish_running(rpoll_operation* op) {
     auto& queue = op->impl_->queue(op->kind_);
     if (queue.running == op)
         queue.running = nullptr;
+    queue_changed(*op->impl_, queue);
     // The next operation of this kind may now be polled for.
     if (queue.wants_poll())
         on_wait_changed(lock);
@@ -338,6 +687,7 @@ void rpoll_service::forget_operation(rpoll_operation* op) noexcept {
     auto& queue = op->impl_->queue(op->kind_);
     if (queue.running == op)
         queue.running = nullptr;
+    queue_changed(*op->impl_, queue);
 }
 
 void rpoll_service::run_operation(rpoll_operation* op) {
@@ -369,6 +719,7 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                                                    std::memory_order_acq_rel)) {
                 queue.running = nullptr;
                 queue.ops.push_front(op);
+                queue_changed(impl, queue);
                 on_wait_changed(lock);
                 return;
             }
@@ -392,11 +743,12 @@ void rpoll_service::cancel_operation(rpoll_operation* op) {
     std::unique_lock lock(mutex_);
     op_state state = op->state_.load(std::memory_order_acquire);
     if (state == op_state::queued) {
-        auto& ops = op->impl_->queue(op->kind_).ops;
-        const auto it = std::find(ops.begin(), ops.end(), op);
-        if (it == ops.end())
+        auto& queue = op->impl_->queue(op->kind_);
+        const auto it = std::find(queue.ops.begin(), queue.ops.end(), op);
+        if (it == queue.ops.end())
             return;
-        ops.erase(it);
+        queue.ops.erase(it);
+        queue_changed(*op->impl_, queue);
         // queued -> aborted, under the lock the poller also needs to take it.
         op->ec_ = boost::asio::error::operation_aborted;
         op->state_.store(op_state::aborted, std::memory_order_release);
@@ -422,6 +774,7 @@ void rpoll_service::abort_queued(socket_impl& impl, std::vector<rpoll_operation*
             aborted.push_back(op);
         }
         queue->ops.clear();
+        queue_changed(impl, *queue);
         if (queue->running) {
             op_state expected = op_state::scheduled;
             queue->running->state_.compare_exchange_strong(expected, op_state::cancel_requested,
@@ -448,6 +801,7 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
         abort_queued(impl, aborted);
         impl.closed_ = true;
         impl.retry_accept_ = false;
+        update_watch(impl);
         in_poll = impl.in_poll_;
     }
     for (auto* op : aborted)

@@ -7,12 +7,18 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include <poll.h>
+#include <sys/epoll.h>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/basic_stream_descriptor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <corio/detail/rpoll_operation.hpp>
@@ -33,10 +39,19 @@ namespace corio {
 /// from initiation to completion, so io_context::run() does not return while
 /// one waits.
 ///
+/// Kernel sockets (the tcp transport) wait in an epoll set instead, armed
+/// one-shot per wait: rpoll makes one poll system call per kernel descriptor
+/// on every call, so idle tcp streams would cost every poll. rpoll is kept
+/// for rsockets, with the epoll set as one more descriptor.
+///
 /// In poll_mode::thread, one poller thread (started on the first wait)
-/// blocks in rpoll with timeout -1 over the waiting sockets and an eventfd that wakes it
-/// when the set changes. In poll_mode::busy, a task posted to the context
-/// polls with rpoll, timeout 0, and re-posts itself while anything waits. rpoll never
+/// blocks in rpoll with timeout -1 over the waiting rsockets and an eventfd
+/// that wakes it when that set changes. On an io_context, the io_context's
+/// own reactor waits for the epoll set, so a tcp wait costs no hand-off
+/// between threads, as with Asio's sockets; on other execution contexts the
+/// poller thread waits for it too. In poll_mode::busy, a task posted to the
+/// context polls with rpoll (or epoll_wait), timeout 0, runs what is ready
+/// and re-posts itself while anything waits. rpoll never
 /// gets a finite timeout (rdma-core v44 leaks a counter when one expires):
 /// the periodic re-check that rsocket listeners need (their rpoll can miss a
 /// connection for up to 5 s on v44) comes from a timerfd in the poll set.
@@ -51,6 +66,10 @@ public:
     static boost::asio::execution_context::id id;
 
     explicit rpoll_service(boost::asio::execution_context& context);
+    /// On an io_context (Asio's use_service picks this one when given the
+    /// io_context itself; rpoll_service_of does so), kernel sockets are
+    /// waited for by the io_context's own reactor in poll_mode::thread.
+    explicit rpoll_service(boost::asio::io_context& context);
     ~rpoll_service() override;
 
     /// Chooses how waits are made from now on. `busy` needs the executor its
@@ -112,6 +131,7 @@ public:
     void set_retry_accept(detail::socket_impl& impl, bool on);
 
 private:
+    rpoll_service(boost::asio::execution_context& context, boost::asio::io_context* io_context);
     void shutdown() override;
 
     void ensure_poller_started(std::unique_lock<std::mutex>& lock);
@@ -124,6 +144,37 @@ private:
     void wake_poller(std::unique_lock<std::mutex>& lock);
     void on_wait_changed(std::unique_lock<std::mutex>& lock);
     void finish_running(detail::rpoll_operation* op);
+    /// After any change to `queue` (one of `impl`'s): publishes its idle
+    /// state and keeps watched_ in step. Called with the lock held.
+    void queue_changed(detail::socket_impl& impl, detail::wait_queue& queue);
+    /// Brings `impl`'s place in the poll sets (watched_ for rpoll, or armed
+    /// in epoll_fd_) in line with what its queues now want.
+    void update_watch(detail::socket_impl& impl);
+    /// Arms `impl`'s kernel socket in epoll_fd_ for `wanted` (POLLIN,
+    /// POLLOUT), once. False when epoll refuses the descriptor.
+    bool arm_epoll(detail::socket_impl& impl, short wanted);
+    /// Moves the first waiting operation of each kind that `revents` (or an
+    /// accept retry) makes ready to running, into `ready`.
+    void take_ready(detail::socket_impl& impl, short revents, bool retry,
+                    std::vector<detail::rpoll_operation*>& ready);
+    /// Whether any operation waits for readiness.
+    bool any_waiting() const noexcept;
+    /// take_ready for each of `count` epoll events.
+    void take_epoll_events(const epoll_event* events, int count, bool drain_wake,
+                           std::vector<detail::rpoll_operation*>& ready);
+    /// Takes everything ready in epoll_fd_ without blocking. Lock held.
+    void harvest_epoll(std::vector<detail::rpoll_operation*>& ready);
+    /// In thread mode on an io_context, keeps one wait of its reactor on
+    /// epoll_fd_ pending while a kernel socket waits. Lock held.
+    void ensure_reactor_wait();
+    /// Puts the wake eventfd into epoll_fd_, where a poller thread waiting on
+    /// epoll_fd_ needs it.
+    bool add_wake_to_epoll() noexcept;
+    /// Cancels that wait once nothing waits in epoll. Lock held.
+    void drop_reactor_wait();
+    /// The reactor found epoll_fd_ ready: runs what is ready, on the
+    /// io_context's thread.
+    void on_reactor_ready(std::uint64_t generation, const boost::system::error_code& ec);
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
     /// Closes `socket` where closing cannot stall an io_context: kernel
@@ -134,6 +185,42 @@ private:
 
     mutable std::mutex mutex_;
     std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
+    /// The open rsockets with an operation waiting to be polled for, kept up
+    /// to date as waits start and end (socket_impl::watch_index_), so that
+    /// building an rpoll set does not scan every socket of the context.
+    std::vector<detail::socket_impl*> watched_;
+    /// Set when watched_ or what one of its sockets waits for changed: a
+    /// poller thread asleep in rpoll must wake and rebuild its set.
+    bool rpoll_set_dirty_ = false;
+    /// Kernel sockets wait here instead (armed one-shot per wait, keyed by
+    /// socket_impl::id_), with the wake eventfd (wake_id): rpoll would make
+    /// one poll system call per kernel descriptor on each call.
+    int epoll_fd_ = -1;
+    static constexpr std::uint64_t wake_id = 0; // socket ids start at 1
+    /// Kernel sockets with an operation waiting in epoll_fd_.
+    std::size_t epoll_waiting_ = 0;
+    /// The io_context this service belongs to, if it is one and its reactor
+    /// takes epoll_fd_; then reactor_watch_, made at the first wait in thread
+    /// mode, is a duplicate of epoll_fd_ registered with that reactor.
+    /// reactor_wait_armed_: one wait is pending; reactor_generation_ is
+    /// bumped when it is cancelled, so that its handler knows itself stale.
+    boost::asio::io_context* io_context_ = nullptr;
+    std::optional<boost::asio::posix::basic_stream_descriptor<
+        boost::asio::io_context::executor_type>>
+        reactor_watch_;
+    bool reactor_wait_armed_ = false;
+    std::uint64_t reactor_generation_ = 0;
+    std::vector<epoll_event> reactor_events_ = std::vector<epoll_event>(64);
+    std::vector<detail::rpoll_operation*> reactor_ready_;
+    /// What one poll_once needs, kept between calls; [0] the poller thread's,
+    /// [1] the busy task's.
+    struct poll_scratch {
+        std::vector<pollfd> fds;
+        std::vector<std::uint64_t> polled;
+        std::vector<detail::rpoll_operation*> ready;
+        std::vector<epoll_event> events = std::vector<epoll_event>(64);
+    };
+    poll_scratch scratch_[2];
     std::uint64_t next_id_ = 1;
     poll_mode mode_ = poll_mode::thread;
     boost::asio::any_io_executor busy_executor_;
@@ -155,6 +242,21 @@ private:
     std::vector<detail::unique_socket> deferred_closes_[2];
 
 };
+
+/// The rpoll_service of `executor`'s execution context. An io_context,
+/// also behind a polymorphic executor, is handed to use_service as itself, so
+/// that a service made now is made with rpoll_service(io_context&).
+template <class Executor>
+rpoll_service& rpoll_service_of(const Executor& executor) {
+    using io_executor = boost::asio::io_context::executor_type;
+    if constexpr (requires { executor.template target<io_executor>(); }) {
+        if (const auto* target = executor.template target<io_executor>())
+            return boost::asio::use_service<rpoll_service>(
+                boost::asio::query(*target, boost::asio::execution::context));
+    }
+    return boost::asio::use_service<rpoll_service>(
+        boost::asio::query(executor, boost::asio::execution::context));
+}
 
 /// Sets the poll mode of the rpoll_service of `context`'s execution context.
 template <class ExecutionContext>

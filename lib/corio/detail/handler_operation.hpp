@@ -1,15 +1,20 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
+#include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
+#include <boost/asio/recycling_allocator.hpp>
 
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/socket_impl.hpp>
@@ -54,41 +59,89 @@ private:
     rpoll_operation* op_;
 };
 
-/// The handler-holding part of every operation kind: the handler, outstanding
-/// work on its executor from initiation to completion (without it,
-/// io_context::run() returns while the operation waits, and a coroutine would
-/// resume on the poller thread), its cancellation slot, and completion.
+/// The handler-holding part of every operation kind: the handler, its
+/// executor, outstanding work on that executor while the operation waits
+/// (without it, io_context::run() returns while the operation waits, and a
+/// coroutine would resume on the poller thread), its cancellation slot, and
+/// completion.
+///
+/// Memory comes from the handler's associated allocator, by default Asio's
+/// recycling_allocator, as for Asio's own operations: a round trip of
+/// operations then reuses the thread's cached blocks instead of calling
+/// malloc and free. The memory is given back before the handler runs, so the
+/// handler's next operation can take the same block.
 ///
 /// Derived provides `bool perform(socket_impl&)` and `auto results()`, a
 /// tuple of the completion handler's arguments.
 template <class Derived, class Handler, class IoExecutor>
 class handler_operation : public rpoll_operation {
 public:
+    using allocator_type =
+        boost::asio::associated_allocator_t<Handler, boost::asio::recycling_allocator<void>>;
+    using executor_type = boost::asio::associated_executor_t<Handler, IoExecutor>;
+
+    /// The allocator to give create(), taken from the handler before the
+    /// handler is moved into the operation.
+    static allocator_type allocator_for(const Handler& handler) noexcept {
+        return boost::asio::get_associated_allocator(handler,
+                                                     boost::asio::recycling_allocator<void>());
+    }
+
+    /// Allocates and constructs a Derived from `args` with `allocator`.
+    template <class... Args>
+    static Derived* create(const allocator_type& allocator, Args&&... args) {
+        derived_allocator alloc(allocator);
+        Derived* p = derived_traits::allocate(alloc, 1);
+        try {
+            return ::new (static_cast<void*>(p)) Derived(std::forward<Args>(args)...);
+        } catch (...) {
+            derived_traits::deallocate(alloc, p, 1);
+            throw;
+        }
+    }
+
     void post_run() override {
-        boost::asio::post(work_, operation_run(this));
+        // The io_context's own executor behind any_io_executor (the common
+        // case: a coroutine's or the stream's executor) is posted to
+        // directly, without the polymorphic wrapper's property copies.
+        if (const auto* io_executor = io_context_executor())
+            boost::asio::post(*io_executor, operation_run(this));
+        else
+            boost::asio::post(executor_, operation_run(this));
+    }
+
+    void dispatch_run() override {
+        if (const auto* io_executor = io_context_executor();
+            io_executor && io_executor->running_in_this_thread()) {
+            this->service_.run_operation(this);
+            return;
+        }
+        post_run();
     }
 
     void complete() override {
         clear_slot();
+        release_work();
+        const allocator_type allocator = allocator_for(handler_);
         Handler handler(std::move(handler_));
-        auto work = std::move(work_);
         auto results = static_cast<Derived*>(this)->results();
-        delete this;
+        deallocate_self(allocator);
         // Already on the handler's executor (the run was posted there), so
-        // the handler is invoked directly, as Asio's dispatch would.
+        // the handler is invoked directly, as Asio's dispatch would. The run
+        // itself counts as work on that executor until the handler returns.
         std::apply(std::move(handler), std::move(results));
     }
 
     void destroy() noexcept override {
         clear_slot();
+        release_work();
         this->service_.forget_operation(this);
-        delete this;
+        deallocate_self(allocator_for(handler_));
     }
 
-    /// Connects the handler's cancellation slot, tries the call at once when
-    /// nothing of its kind is pending on the socket, and otherwise waits.
+    /// Tries the call at once when nothing of its kind is pending on the
+    /// socket; otherwise, or when it would block, waits.
     static void start(Derived* op) {
-        connect_slot(op);
         socket_impl& impl = *op->impl_;
         if (op->service_.may_try_now(impl, op->kind_)) {
             bool finished = true;
@@ -100,17 +153,22 @@ public:
                     op->ec_ = boost::asio::error::bad_descriptor;
             }
             if (finished) {
+                // Done before anything could cancel it: no slot, no work
+                // beyond the posted completion itself.
                 finish(op);
                 return;
             }
         }
-        op->service_.start_wait(op);
+        start_waiting(op);
     }
 
     /// For an operation whose first call was made by its initiation and
     /// would block (connect): waits without trying again.
     static void start_waiting(Derived* op) {
+        // The slot is connected before the operation can be seen by the
+        // poller or run elsewhere: a run on another thread clears it.
         connect_slot(op);
+        op->track_work();
         op->service_.start_wait(op);
     }
 
@@ -122,31 +180,83 @@ public:
     }
 
 protected:
-    using work_executor_type = std::decay_t<decltype(boost::asio::prefer(
-        std::declval<boost::asio::associated_executor_t<Handler, IoExecutor>>(),
-        boost::asio::execution::outstanding_work.tracked))>;
-
     handler_operation(wait_kind kind, rpoll_service& service, std::shared_ptr<socket_impl> impl,
                       Handler handler, const IoExecutor& io_executor)
         : rpoll_operation(kind, service, std::move(impl)), handler_(std::move(handler)),
-          work_(boost::asio::prefer(boost::asio::get_associated_executor(handler_, io_executor),
-                                    boost::asio::execution::outstanding_work.tracked)) {}
+          executor_(boost::asio::get_associated_executor(handler_, io_executor)) {}
 
 private:
+    using derived_allocator =
+        typename std::allocator_traits<allocator_type>::template rebind_alloc<Derived>;
+    using derived_traits = std::allocator_traits<derived_allocator>;
+    using work_executor_type = std::decay_t<decltype(boost::asio::prefer(
+        std::declval<executor_type>(), boost::asio::execution::outstanding_work.tracked))>;
+
+    /// The io_context executor that executor_ is or wraps, if any.
+    const boost::asio::io_context::executor_type* io_context_executor() const noexcept {
+        using io_executor = boost::asio::io_context::executor_type;
+        if constexpr (std::is_same_v<executor_type, io_executor>)
+            return &executor_;
+        else if constexpr (requires { executor_.template target<io_executor>(); })
+            return executor_.template target<io_executor>();
+        else
+            return nullptr;
+    }
+
+    /// Outstanding work while the operation waits. On an io_context this is
+    /// the context's work count, as Asio's handler_work keeps it; elsewhere a
+    /// tracked copy of the executor.
+    void track_work() {
+#if !defined(BOOST_ASIO_NO_TS_EXECUTORS)
+        if (const auto* io_executor = io_context_executor()) {
+            io_executor->on_work_started();
+            io_context_work_ = true;
+            return;
+        }
+#endif
+        work_.emplace(
+            boost::asio::prefer(executor_, boost::asio::execution::outstanding_work.tracked));
+    }
+
+    void release_work() noexcept {
+#if !defined(BOOST_ASIO_NO_TS_EXECUTORS)
+        if (io_context_work_) {
+            io_context_work_ = false;
+            io_context_executor()->on_work_finished();
+        }
+#endif
+        work_.reset();
+    }
+
+    void deallocate_self(const allocator_type& allocator) noexcept {
+        derived_allocator alloc(allocator);
+        Derived* self = static_cast<Derived*>(this);
+        self->~Derived();
+        derived_traits::deallocate(alloc, self, 1);
+    }
+
     static void connect_slot(Derived* op) {
         auto slot = boost::asio::get_associated_cancellation_slot(op->handler_);
-        if (slot.is_connected())
+        if (slot.is_connected()) {
             slot.template emplace<operation_canceller>(op);
+            op->slot_connected_ = true;
+        }
     }
 
     void clear_slot() noexcept {
+        if (!slot_connected_)
+            return;
+        slot_connected_ = false;
         auto slot = boost::asio::get_associated_cancellation_slot(handler_);
         if (slot.is_connected())
             slot.clear();
     }
 
     Handler handler_;
-    work_executor_type work_;
+    executor_type executor_;
+    std::optional<work_executor_type> work_;
+    bool io_context_work_ = false;
+    bool slot_connected_ = false;
 };
 
 } // namespace corio::detail

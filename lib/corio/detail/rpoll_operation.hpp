@@ -78,6 +78,11 @@ public:
     /// shutdown, it destroys the operation.
     virtual void post_run() = 0;
 
+    /// Runs the operation here when the caller is already running on the
+    /// handler's executor (an io_context's, on this thread), else post_run().
+    /// Only for callers outside any initiating function.
+    virtual void dispatch_run() = 0;
+
     /// Invokes the handler with ec_ and bytes_, freeing the operation first.
     /// Runs on the handler's executor.
     virtual void complete() = 0;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -21,8 +23,25 @@ struct wait_queue {
     /// order.
     rpoll_operation* running = nullptr;
 
+    /// idle(), readable without the service mutex. A new operation reads it
+    /// to decide whether it may make its call at once (may_try_now), which
+    /// would otherwise take the service mutex once per operation.
+    ///
+    /// Transitions, each made by sync() under the service mutex right after
+    /// the queue changed:
+    ///   true -> false: only start_wait, on the thread initiating an
+    ///     operation on this socket (Asio's rule: one object, one thread at a
+    ///     time), so that thread never reads a stale true;
+    ///   false -> true: the last queued or running operation of this kind
+    ///     finishes, is cancelled or aborted, on any thread. A stale false
+    ///     only sends a new operation to wait instead of trying first.
+    /// Release here, acquire in may_try_now: an operation that sees true
+    /// also sees the socket state its predecessor left.
+    std::atomic<bool> idle_now{true};
+
     bool wants_poll() const noexcept { return !ops.empty() && running == nullptr; }
     bool idle() const noexcept { return ops.empty() && running == nullptr; }
+    void sync() noexcept { idle_now.store(idle(), std::memory_order_release); }
 };
 
 /// The state behind one stream or acceptor, shared by the I/O object and its
@@ -75,6 +94,20 @@ public:
     bool retry_accept_ = false;
     /// close() ran: no new waits.
     bool closed_ = false;
+    /// How the service waits for this socket's readiness: rsockets in its
+    /// rpoll set (watched_), kernel sockets in its epoll set. Chosen at the
+    /// first wait of each open socket, cleared by close.
+    enum class watch_via { none, rpoll, epoll };
+    watch_via watch_ = watch_via::none;
+    /// Position in the service's watched_ set, or not_watched.
+    static constexpr std::size_t not_watched = static_cast<std::size_t>(-1);
+    std::size_t watch_index_ = not_watched;
+    /// epoll: the descriptor is registered; the events it is armed for
+    /// (POLLIN, POLLOUT; 0 once a one-shot event fired); counted in the
+    /// service's epoll_waiting_.
+    bool epoll_registered_ = false;
+    short epoll_armed_ = 0;
+    bool epoll_counted_ = false;
 
     wait_queue& queue(wait_kind kind) noexcept { return kind == wait_kind::read ? reads_ : writes_; }
 };
