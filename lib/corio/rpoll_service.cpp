@@ -813,6 +813,7 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
         std::lock_guard io_lock(impl.io_mutex_);
         socket = std::move(impl.socket_);
     }
+    const bool listener = impl.phase_ == socket_impl::phase::listening;
     impl.phase_ = socket_impl::phase::closed;
     if (in_poll != socket_impl::poller::none) {
         std::unique_lock lock(mutex_);
@@ -823,6 +824,14 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
             return {};
         }
     }
+    // A listening rsocket is closed here and now: until its rclose, rsocket's
+    // listen thread goes on accepting connections for it, so a connect right
+    // after close() would succeed where a kernel socket's is refused. Its
+    // rclose sends nothing to a peer and waits only for the listen thread to
+    // let go of it, so it does not block for long. (A listener that an rpoll
+    // under way still has in its set is closed when that call returns.)
+    if (listener)
+        return socket.reset();
     return dispose(std::move(socket));
 }
 
