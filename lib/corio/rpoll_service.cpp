@@ -413,8 +413,14 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
     // The busy task runs on the io_context, so an operation whose handler
     // runs there too is run here, as Asio's scheduler runs what its reactor
     // found ready, instead of costing another post. The poller thread always
-    // posts. A handler run here may throw: the rest are posted, not lost, and
-    // the busy task keeps going while anything waits.
+    // posts.
+    run_ready(ready);
+    lock.lock();
+}
+
+void rpoll_service::run_ready(const std::vector<detail::rpoll_operation*>& ready) {
+    // A handler run here may throw: the rest are posted, not lost, and the
+    // caller keeps going while anything waits.
     std::size_t next = 0;
     try {
         while (next < ready.size())
@@ -424,7 +430,6 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             ready[next]->post_run();
         throw;
     }
-    lock.lock();
 }
 
 void rpoll_service::take_epoll_events(const epoll_event* events, int count, bool drain_wake,
@@ -541,15 +546,7 @@ void rpoll_service::on_reactor_ready(std::uint64_t generation, const boost::syst
     }
     lock.unlock();
     // As in the busy task: handlers on this io_context run here.
-    std::size_t next = 0;
-    try {
-        while (next < ready.size())
-            ready[next++]->dispatch_run();
-    } catch (...) {
-        for (; next < ready.size(); ++next)
-            ready[next]->post_run();
-        throw;
-    }
+    run_ready(ready);
     ready.clear();
     lock.lock();
     if (reactor_ready_.capacity() < ready.capacity())

@@ -50,7 +50,7 @@ namespace corio {
 /// own reactor waits for the epoll set, so a tcp wait costs no hand-off
 /// between threads, as with Asio's sockets; on other execution contexts the
 /// poller thread waits for it too. In poll_mode::busy, a task posted to the
-/// context polls with rpoll (or epoll_wait), timeout 0, runs what is ready
+/// context polls with rpoll, or with epoll_wait, timeout 0, runs what is ready
 /// and re-posts itself while anything waits. rpoll never
 /// gets a finite timeout (rdma-core v44 leaks a counter when one expires):
 /// the periodic re-check that rsocket listeners need (their rpoll can miss a
@@ -164,6 +164,8 @@ private:
                            std::vector<detail::rpoll_operation*>& ready);
     /// Takes everything ready in epoll_fd_ without blocking. Lock held.
     void harvest_epoll(std::vector<detail::rpoll_operation*>& ready);
+    /// Runs each ready operation here (dispatch_run), posting the rest if one throws.
+    void run_ready(const std::vector<detail::rpoll_operation*>& ready);
     /// In thread mode on an io_context, keeps one wait of its reactor on
     /// epoll_fd_ pending while a kernel socket waits. Lock held.
     void ensure_reactor_wait();
