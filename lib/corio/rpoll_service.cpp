@@ -62,10 +62,8 @@ rpoll_service::rpoll_service(boost::asio::execution_context& context,
     };
     if (wake_fd_ < 0 || tick_fd_ < 0 || epoll_fd_ < 0)
         fail();
-    // On an io_context, its own reactor waits for epoll_fd_ in thread mode
-    // (ensure_reactor_wait); the poller thread's set then leaves it out.
     io_context_ = io_context;
-    if (!io_context_ && !add_wake_to_epoll())
+    if (!add_wake_to_epoll())
         fail();
 }
 
@@ -81,8 +79,11 @@ void rpoll_service::shutdown() {
     stopping_ = true;
     wake_poller(lock);
     std::thread poller = std::move(poller_);
-    // Its pending wait, if any, is destroyed with the io_context's queues.
-    reactor_watch_.reset();
+    // Pending async_waits end (or, if the reactor is already shut down, are
+    // destroyed with the io_context's queues); the descriptors stay open
+    // until their I/O objects close them.
+    for (auto& [id, impl] : impls_)
+        release_reactor(*impl);
     lock.unlock();
     if (poller.joinable())
         poller.join();
@@ -182,11 +183,10 @@ void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
     if (mode_ == poll_mode::busy) {
         post_busy_poll(lock);
     } else {
-        // With the reactor watching epoll_fd_, the poller thread serves
-        // rsockets only.
-        // Waits armed in busy mode need the reactor's wait now.
-        ensure_reactor_wait();
-        if (!io_context_ || !watched_.empty())
+        // Kernel sockets waiting in the io_context's reactor need no poller
+        // thread; rsockets and epoll waits (off an io_context, or armed in
+        // busy mode before a switch) do.
+        if (!watched_.empty() || epoll_waiting_ > 0)
             ensure_poller_started(lock);
         // A kernel socket armed in epoll reaches a poller already asleep
         // there (or in rpoll, through epoll_fd_): only a changed rpoll set
@@ -330,9 +330,9 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
             ::timerfd_settime(tick_fd_, 0, &spec, nullptr);
             tick_armed_ = want_tick;
         }
-        // epoll_fd_ is this thread's to wait on unless the reactor watches it
-        // (then the wake fd is not in it) or the busy task polls sockets.
-        const bool with_epoll = poll_sockets && !io_context_;
+        // epoll_fd_ (which holds the wake fd) is this thread's to wait on
+        // unless the busy task polls sockets.
+        const bool with_epoll = poll_sockets;
         if (with_epoll && socket_count == 0 && !tick_armed_) {
             epoll_alone = true;
         } else {
@@ -379,7 +379,11 @@ void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::p
                 ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
     }
     lock.lock();
-    poller_in_rpoll_ = false;
+    // The poller thread's flag only: the busy task clearing it would leave a
+    // poller thread asleep on its wake fd that no wake_poller can reach (a
+    // switch to busy mode, then shutdown, hung in join).
+    if (with_wake_fds)
+        poller_in_rpoll_ = false;
 
     if (with_wake_fds) {
         if (wake_index != absent && (fds[wake_index].revents & POLLIN))
@@ -457,15 +461,6 @@ void rpoll_service::take_epoll_events(const epoll_event* events, int count, bool
     }
 }
 
-void rpoll_service::harvest_epoll(std::vector<rpoll_operation*>& ready) {
-    auto& events = reactor_events_;
-    int count = 0;
-    do {
-        count = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
-        take_epoll_events(events.data(), count, false, ready);
-    } while (count == static_cast<int>(events.size()));
-}
-
 bool rpoll_service::add_wake_to_epoll() noexcept {
     epoll_event wake{};
     wake.events = EPOLLIN;
@@ -473,101 +468,120 @@ bool rpoll_service::add_wake_to_epoll() noexcept {
     return ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) == 0;
 }
 
-void rpoll_service::ensure_reactor_wait() {
-    if (!io_context_ || reactor_wait_armed_ || stopping_ || mode_ != poll_mode::thread ||
-        epoll_waiting_ == 0)
+socket_impl::watch_via rpoll_service::kernel_watch(const socket_impl& impl) const noexcept {
+    return mode_ == poll_mode::thread && io_context_ && !impl.reactor_refused_
+               ? socket_impl::watch_via::reactor
+               : socket_impl::watch_via::epoll;
+}
+
+void rpoll_service::release_reactor(socket_impl& impl) noexcept {
+    if (!impl.reactor_)
         return;
-    if (!reactor_watch_) {
-        // Made at the first wait in thread mode, not before: once an
-        // io_context has a reactor, its scheduler polls it between handlers,
-        // which busy mode would pay for on every turn. (Made after this
-        // service, the reactor is shut down before it; shutdown() drops the
-        // descriptor first, which Asio allows, as for its own sockets.)
-        // An epoll set is itself pollable: an idle I/O thread sleeps in the
-        // io_context and wakes straight into the ready kernel sockets, as
-        // with Asio's sockets, instead of through the poller thread and a
-        // post.
-        const int watch_fd = ::dup(epoll_fd_);
+    // release(), not close(): the descriptor is socket_'s to close.
+    (void)impl.reactor_->release();
+    impl.reactor_.reset();
+}
+
+void rpoll_service::update_reactor_waits(socket_impl& impl) {
+    if (impl.closed_ || stopping_) {
+        // Before the descriptor is closed (close() disposes of it after
+        // this), so the reactor never holds a number that may be reused.
+        release_reactor(impl);
+        return;
+    }
+    if (!impl.reactor_) {
         try {
-            if (watch_fd < 0)
-                throw boost::system::system_error(errno, boost::system::system_category());
-            reactor_watch_.emplace(io_context_->get_executor(), watch_fd);
+            // Registers the descriptor once (edge-triggered, as for Asio's
+            // own sockets); each async_wait below re-arms it with one
+            // epoll_ctl, which also reports readiness that came before it.
+            impl.reactor_.emplace(io_context_->get_executor(), impl.socket_.get());
         } catch (const boost::system::system_error&) {
-            if (watch_fd >= 0)
-                ::close(watch_fd);
-            // The poller thread waits on epoll_fd_ instead, with its wake fd
-            // there (if even that fails, it keeps waking on the wake fd
-            // alone, and kernel sockets wait for busy mode).
-            io_context_ = nullptr;
-            (void)add_wake_to_epoll();
-            rpoll_set_dirty_ = true; // a sleeping poller thread must switch sets
+            impl.reactor_.reset();
+            impl.reactor_refused_ = true;
+            impl.watch_ = socket_impl::watch_via::none;
+            update_watch(impl);
             return;
         }
     }
-    reactor_wait_armed_ = true;
-    reactor_watch_->async_wait(
-        boost::asio::posix::descriptor_base::wait_read,
-        [this, generation = reactor_generation_](const boost::system::error_code& ec) {
-            on_reactor_ready(generation, ec);
-        });
-}
-
-void rpoll_service::drop_reactor_wait() {
-    if (!reactor_wait_armed_)
-        return;
-    // Nothing waits in epoll: a wait left pending would keep
-    // io_context::run() from returning. Its handler, run with
-    // operation_aborted, sees an old generation and does nothing.
-    reactor_wait_armed_ = false;
-    ++reactor_generation_;
-    boost::system::error_code ignored;
-    reactor_watch_->cancel(ignored);
-}
-
-void rpoll_service::on_reactor_ready(std::uint64_t generation, const boost::system::error_code& ec) {
-    std::unique_lock lock(mutex_);
-    if (generation != reactor_generation_ || !reactor_wait_armed_)
-        return;
-    reactor_wait_armed_ = false;
-    if (stopping_ || ec)
-        return;
-    // One handler at a time owns the reused buffer; another one running on a
-    // second thread meanwhile gets its own.
-    std::vector<rpoll_operation*> ready;
-    ready.swap(reactor_ready_);
-    harvest_epoll(ready);
-    if (epoll_waiting_ > 0) {
-        // Wait again first, then look once more: a socket made ready between
-        // the two is then either in this harvest or wakes the new wait (on an
-        // io_context run by several threads, another thread may take the
-        // readiness event while no wait is pending, and it would be lost).
-        ensure_reactor_wait();
-        harvest_epoll(ready);
+    const bool cancel_read = update_reactor_wait(impl, wait_kind::read);
+    if (update_reactor_wait(impl, wait_kind::write) || cancel_read) {
+        // Ends both kinds' waits; the other kind's handler starts its wait
+        // again if it is still wanted.
+        boost::system::error_code ignored;
+        impl.reactor_->cancel(ignored);
     }
-    lock.unlock();
-    // As in the busy task: handlers on this io_context run here.
-    run_ready(ready);
-    ready.clear();
-    lock.lock();
-    if (reactor_ready_.capacity() < ready.capacity())
-        reactor_ready_.swap(ready);
+}
+
+bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
+    const auto& queue = impl.queue(kind);
+    bool& waiting = impl.reactor_waiting_[static_cast<int>(kind)];
+    if (queue.wants_poll()) {
+        if (!waiting) {
+            waiting = true;
+            impl.reactor_->async_wait(
+                kind == wait_kind::read ? boost::asio::posix::descriptor_base::wait_read
+                                        : boost::asio::posix::descriptor_base::wait_write,
+                [this, self = impl.shared_from_this(), kind](const boost::system::error_code& ec) {
+                    on_reactor_wait(*self, kind, ec);
+                });
+        }
+        return false;
+    }
+    // The operation it was for was cancelled or aborted: a wait left pending
+    // would keep io_context::run() from returning.
+    return waiting && queue.idle();
+}
+
+void rpoll_service::on_reactor_wait(socket_impl& impl, wait_kind kind,
+                                    const boost::system::error_code& ec) {
+    rpoll_operation* op = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        impl.reactor_waiting_[static_cast<int>(kind)] = false;
+        if (impl.closed_ || stopping_)
+            return;
+        if (!ec || ec != boost::asio::error::operation_aborted) {
+            // Another error (the reactor refused the descriptor) also runs
+            // the operation: its own call reports what is wrong, and the
+            // socket's next wait goes to epoll.
+            if (ec)
+                impl.reactor_refused_ = true;
+            op = take_first(impl, kind);
+        }
+        // Waits again for whatever still waits (take_first did, if it took
+        // one): the next operation after a cancelled one, or a wait
+        // cancelled together with its sibling.
+        if (!op)
+            update_watch(impl);
+    }
+    // As the reactor runs Asio's own operations: on the io_context's thread,
+    // without another post when the handler's executor is this io_context.
+    if (op)
+        op->dispatch_run();
+}
+
+rpoll_operation* rpoll_service::take_first(socket_impl& impl, wait_kind kind) {
+    auto& queue = impl.queue(kind);
+    if (!queue.wants_poll())
+        return nullptr;
+    rpoll_operation* op = queue.ops.front();
+    queue.ops.pop_front();
+    // queued -> scheduled: under the lock, so no canceller can be removing
+    // it from the queue at the same time.
+    op->state_.store(op_state::scheduled, std::memory_order_release);
+    queue.running = op;
+    queue_changed(impl, queue);
+    return op;
 }
 
 void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
                                std::vector<rpoll_operation*>& ready) {
     for (auto kind : {wait_kind::read, wait_kind::write}) {
-        auto& queue = impl.queue(kind);
         const short events = kind == wait_kind::read ? read_events : write_events;
-        if (!queue.wants_poll() || !((revents & events) || (kind == wait_kind::read && retry)))
+        if (!((revents & events) || (kind == wait_kind::read && retry)))
             continue;
-        rpoll_operation* op = queue.ops.front();
-        queue.ops.pop_front();
-        // queued -> scheduled: under the lock, so no canceller can be
-        // removing it from the queue at the same time.
-        op->state_.store(op_state::scheduled, std::memory_order_release);
-        queue.running = op;
-        queue_changed(impl, queue);
-        ready.push_back(op);
+        if (rpoll_operation* op = take_first(impl, kind))
+            ready.push_back(op);
     }
 }
 
@@ -577,6 +591,16 @@ bool rpoll_service::any_waiting() const noexcept {
 
 void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
     queue.sync();
+    if (impl.watch_ == socket_impl::watch_via::reactor && !impl.closed_ && !stopping_ &&
+        impl.reactor_ && kernel_watch(impl) == socket_impl::watch_via::reactor) {
+        // Thread mode on an io_context, the common case: only this queue's
+        // kind of wait can need starting or ending.
+        if (update_reactor_wait(impl, &queue == &impl.reads_ ? wait_kind::read : wait_kind::write)) {
+            boost::system::error_code ignored;
+            impl.reactor_->cancel(ignored);
+        }
+        return;
+    }
     update_watch(impl);
 }
 
@@ -588,35 +612,46 @@ void rpoll_service::update_watch(socket_impl& impl) {
         if (impl.writes_.wants_poll())
             wanted |= POLLOUT;
     }
+    const bool is_rsocket = impl.socket_.ops() == &detail::rsocket_ops;
     if (impl.watch_ == socket_impl::watch_via::none) {
         if (wanted == 0)
             return;
-        // Kernel sockets wait in epoll, which costs nothing per idle socket;
-        // rpoll looks at every descriptor it is given (one poll system call
-        // each, for kernel fds). Read without io_mutex_: see poll_once.
-        impl.watch_ = impl.socket_.ops() == &detail::rsocket_ops
-                          ? socket_impl::watch_via::rpoll
-                          : socket_impl::watch_via::epoll;
+        // Read without io_mutex_: see poll_once.
+        impl.watch_ = is_rsocket ? socket_impl::watch_via::rpoll : kernel_watch(impl);
+    } else if ((impl.watch_ == socket_impl::watch_via::reactor ||
+                impl.watch_ == socket_impl::watch_via::epoll) &&
+               wanted != 0 && impl.watch_ != kernel_watch(impl)) {
+        // The mode changed since this socket chose: it moves over once
+        // nothing of it waits the old way (an epoll wait in flight would
+        // otherwise be lost, a reactor wait doubled).
+        const bool reactor_busy = impl.reactor_waiting_[0] || impl.reactor_waiting_[1];
+        if (impl.watch_ == socket_impl::watch_via::reactor ? !reactor_busy
+                                                           : !impl.epoll_counted_) {
+            if (impl.watch_ == socket_impl::watch_via::epoll)
+                impl.epoll_armed_ = 0; // a one-shot left armed fires unclaimed
+            else
+                release_reactor(impl);
+            impl.watch_ = kernel_watch(impl);
+        }
+    }
+    if (impl.watch_ == socket_impl::watch_via::reactor) {
+        update_reactor_waits(impl);
+        if (impl.closed_)
+            impl.watch_ = socket_impl::watch_via::none;
+        return;
     }
     if (impl.watch_ == socket_impl::watch_via::epoll) {
         if ((wanted != 0) != impl.epoll_counted_) {
             impl.epoll_counted_ = wanted != 0;
             epoll_waiting_ += wanted != 0 ? 1 : -1;
-            if (epoll_waiting_ == 0)
-                drop_reactor_wait();
         }
-        // The reactor's wait is pending before the socket is armed, so the
-        // socket's readiness event cannot arrive with no wait to take it.
-        if (wanted != 0)
-            ensure_reactor_wait();
         // Armed lazily: a wait that ended (completed, cancelled) leaves the
         // descriptor armed, which costs at most one event that finds nothing
         // to do, instead of a system call now.
         if (wanted != 0 && wanted != impl.epoll_armed_ && !arm_epoll(impl, wanted)) {
             // epoll refused the descriptor: rpoll takes any fd.
             impl.epoll_counted_ = false;
-            if (--epoll_waiting_ == 0)
-                drop_reactor_wait();
+            --epoll_waiting_;
             impl.watch_ = socket_impl::watch_via::rpoll;
         }
         if (impl.closed_) {
@@ -629,6 +664,8 @@ void rpoll_service::update_watch(socket_impl& impl) {
             impl.watch_ == socket_impl::watch_via::none)
             return;
     }
+    if (impl.watch_ == socket_impl::watch_via::none)
+        return;
     // rpoll: the poller thread must rebuild its set.
     rpoll_set_dirty_ = true;
     const bool watched = impl.watch_index_ != socket_impl::not_watched;

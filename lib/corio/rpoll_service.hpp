@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -18,7 +17,6 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/basic_stream_descriptor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <corio/detail/rpoll_operation.hpp>
@@ -39,22 +37,25 @@ namespace corio {
 /// from initiation to completion, so io_context::run() does not return while
 /// one waits.
 ///
-/// Kernel sockets (the tcp transport) wait in an epoll set instead, armed
-/// one-shot per wait: rpoll makes one poll system call per kernel descriptor
-/// on every call, so idle tcp streams would cost every poll. rpoll is kept
-/// for rsockets, with the epoll set as one more descriptor.
+/// Kernel sockets (the tcp transport) never go to rpoll, which makes one
+/// poll system call per kernel descriptor on every call, so idle tcp
+/// streams would cost every poll. In poll_mode::thread on an io_context,
+/// each kernel socket is registered with the io_context's own reactor, as
+/// an Asio socket is, and a wait is an async_wait there: an idle I/O thread
+/// sleeps in the io_context and wakes straight into the ready socket, with
+/// no other thread or second level of polling in between. Otherwise kernel
+/// sockets wait in this service's epoll set, armed one-shot per wait, which
+/// rpoll takes as one more descriptor.
 ///
-/// In poll_mode::thread, one poller thread (started on the first wait)
-/// blocks in rpoll with timeout -1 over the waiting rsockets and an eventfd
-/// that wakes it when that set changes. On an io_context, the io_context's
-/// own reactor waits for the epoll set, so a tcp wait costs no hand-off
-/// between threads, as with Asio's sockets; on other execution contexts the
-/// poller thread waits for it too. In poll_mode::busy, a task posted to the
-/// context polls with rpoll, or with epoll_wait, timeout 0, runs what is ready
-/// and re-posts itself while anything waits. rpoll never
-/// gets a finite timeout (rdma-core v44 leaks a counter when one expires):
-/// the periodic re-check that rsocket listeners need (their rpoll can miss a
-/// connection for up to 5 s on v44) comes from a timerfd in the poll set.
+/// In poll_mode::thread, one poller thread (started on the first wait that
+/// needs it) blocks in rpoll with timeout -1 over the waiting rsockets, the
+/// epoll set and an eventfd that wakes it when that set changes. In
+/// poll_mode::busy, a task posted to the context polls with rpoll, or with
+/// epoll_wait, timeout 0, runs what is ready and re-posts itself while
+/// anything waits. rpoll never gets a finite timeout (rdma-core v44 leaks a
+/// counter when one expires): the periodic re-check that rsocket listeners
+/// need (their rpoll can miss a connection for up to 5 s on v44) comes from
+/// a timerfd in the poll set.
 ///
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: safe; every member may be called
@@ -67,8 +68,8 @@ public:
 
     explicit rpoll_service(boost::asio::execution_context& context);
     /// On an io_context (Asio's use_service picks this one when given the
-    /// io_context itself; rpoll_service_of does so), kernel sockets are
-    /// waited for by the io_context's own reactor in poll_mode::thread.
+    /// io_context itself; rpoll_service_of does so), kernel sockets wait in
+    /// the io_context's own reactor in poll_mode::thread.
     explicit rpoll_service(boost::asio::io_context& context);
     ~rpoll_service() override;
 
@@ -153,6 +154,9 @@ private:
     /// Arms `impl`'s kernel socket in epoll_fd_ for `wanted` (POLLIN,
     /// POLLOUT), once. False when epoll refuses the descriptor.
     bool arm_epoll(detail::socket_impl& impl, short wanted);
+    /// Moves the first waiting operation of `kind` to running and returns
+    /// it, or null when none may be polled for. Lock held.
+    detail::rpoll_operation* take_first(detail::socket_impl& impl, detail::wait_kind kind);
     /// Moves the first waiting operation of each kind that `revents` (or an
     /// accept retry) makes ready to running, into `ready`.
     void take_ready(detail::socket_impl& impl, short revents, bool retry,
@@ -162,21 +166,27 @@ private:
     /// take_ready for each of `count` epoll events.
     void take_epoll_events(const epoll_event* events, int count, bool drain_wake,
                            std::vector<detail::rpoll_operation*>& ready);
-    /// Takes everything ready in epoll_fd_ without blocking. Lock held.
-    void harvest_epoll(std::vector<detail::rpoll_operation*>& ready);
     /// Runs each ready operation here (dispatch_run), posting the rest if one throws.
     void run_ready(const std::vector<detail::rpoll_operation*>& ready);
-    /// In thread mode on an io_context, keeps one wait of its reactor on
-    /// epoll_fd_ pending while a kernel socket waits. Lock held.
-    void ensure_reactor_wait();
     /// Puts the wake eventfd into epoll_fd_, where a poller thread waiting on
     /// epoll_fd_ needs it.
     bool add_wake_to_epoll() noexcept;
-    /// Cancels that wait once nothing waits in epoll. Lock held.
-    void drop_reactor_wait();
-    /// The reactor found epoll_fd_ ready: runs what is ready, on the
-    /// io_context's thread.
-    void on_reactor_ready(std::uint64_t generation, const boost::system::error_code& ec);
+    /// How a kernel socket about to wait should: reactor or epoll. Lock held.
+    detail::socket_impl::watch_via kernel_watch(const detail::socket_impl& impl) const noexcept;
+    /// Brings `impl`'s async_waits on the io_context's reactor in line with
+    /// what its queues want: starts missing ones, cancels unwanted ones, and
+    /// lets go of the registration once the socket is closed. Lock held.
+    void update_reactor_waits(detail::socket_impl& impl);
+    /// Starts `impl`'s async_wait of `kind` if its queue wants one; true
+    /// when a pending one is no longer wanted (to be cancelled). Lock held.
+    bool update_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind);
+    /// An async_wait of `kind` on `impl` ended: takes the first waiting
+    /// operation of that kind and runs it here (on the io_context's thread).
+    void on_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind,
+                         const boost::system::error_code& ec);
+    /// Lets go of `impl`'s reactor registration (pending waits end with
+    /// operation_aborted) without closing its descriptor. Lock held.
+    static void release_reactor(detail::socket_impl& impl) noexcept;
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
     /// Closes `socket` where closing cannot stall an io_context: kernel
@@ -201,19 +211,9 @@ private:
     static constexpr std::uint64_t wake_id = 0; // socket ids start at 1
     /// Kernel sockets with an operation waiting in epoll_fd_.
     std::size_t epoll_waiting_ = 0;
-    /// The io_context this service belongs to, if it is one and its reactor
-    /// takes epoll_fd_; then reactor_watch_, made at the first wait in thread
-    /// mode, is a duplicate of epoll_fd_ registered with that reactor.
-    /// reactor_wait_armed_: one wait is pending; reactor_generation_ is
-    /// bumped when it is cancelled, so that its handler knows itself stale.
+    /// The io_context this service belongs to, if it is one: then, in thread
+    /// mode, kernel sockets wait in its reactor (socket_impl::reactor_).
     boost::asio::io_context* io_context_ = nullptr;
-    std::optional<boost::asio::posix::basic_stream_descriptor<
-        boost::asio::io_context::executor_type>>
-        reactor_watch_;
-    bool reactor_wait_armed_ = false;
-    std::uint64_t reactor_generation_ = 0;
-    std::vector<epoll_event> reactor_events_ = std::vector<epoll_event>(64);
-    std::vector<detail::rpoll_operation*> reactor_ready_;
     /// What one poll_once needs, kept between calls; [0] the poller thread's,
     /// [1] the busy task's.
     struct poll_scratch {

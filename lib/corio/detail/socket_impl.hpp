@@ -4,8 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/basic_stream_descriptor.hpp>
 
 #include <corio/detail/remote_mapping.hpp>
 #include <corio/detail/rpoll_operation.hpp>
@@ -47,11 +52,18 @@ struct wait_queue {
 /// The state behind one stream or acceptor, shared by the I/O object and its
 /// operations in flight (an operation keeps its socket's state alive until
 /// it completes, so a run never touches freed memory).
-class socket_impl {
+class socket_impl : public std::enable_shared_from_this<socket_impl> {
 public:
     enum class phase { closed, open, connecting, connected, listening };
 
     explicit socket_impl(std::uint64_t id) noexcept : id_(id) {}
+    ~socket_impl() {
+        // The descriptor belongs to socket_, not to the reactor's handle:
+        // the handle must never close it. The service releases it at close;
+        // this only covers a state that outlives its service's shutdown.
+        if (reactor_)
+            (void)reactor_->release();
+    }
 
     socket_impl(const socket_impl&) = delete;
     socket_impl& operator=(const socket_impl&) = delete;
@@ -95,9 +107,11 @@ public:
     /// close() ran: no new waits.
     bool closed_ = false;
     /// How the service waits for this socket's readiness: rsockets in its
-    /// rpoll set (watched_), kernel sockets in its epoll set. Chosen at the
-    /// first wait of each open socket, cleared by close.
-    enum class watch_via { none, rpoll, epoll };
+    /// rpoll set (watched_); kernel sockets in the io_context's own reactor
+    /// in thread mode on an io_context, else in the service's epoll set.
+    /// Chosen at the first wait of each open socket, chosen again when the
+    /// mode changed and nothing waits the old way, cleared by close.
+    enum class watch_via { none, rpoll, epoll, reactor };
     watch_via watch_ = watch_via::none;
     /// Position in the service's watched_ set, or not_watched.
     static constexpr std::size_t not_watched = static_cast<std::size_t>(-1);
@@ -108,6 +122,16 @@ public:
     bool epoll_registered_ = false;
     short epoll_armed_ = 0;
     bool epoll_counted_ = false;
+    /// reactor: the descriptor as the io_context's reactor knows it
+    /// (registered at the first wait there, released before the descriptor
+    /// is closed), and for each wait_kind whether an async_wait of that
+    /// kind is pending on it. reactor_refused_: a wait on it ended with an
+    /// error, so this socket waits in epoll from now on.
+    using reactor_descriptor =
+        boost::asio::posix::basic_stream_descriptor<boost::asio::io_context::executor_type>;
+    std::optional<reactor_descriptor> reactor_;
+    bool reactor_waiting_[2] = {false, false};
+    bool reactor_refused_ = false;
 
     wait_queue& queue(wait_kind kind) noexcept { return kind == wait_kind::read ? reads_ : writes_; }
 };

@@ -1,0 +1,246 @@
+#define BOOST_TEST_MODULE rpoll_service
+#include <boost/test/unit_test.hpp>
+
+#include <array>
+#include <chrono>
+#include <exception>
+#include <future>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
+
+#include <corio/rpoll_service.hpp>
+#include <corio/stream.hpp>
+
+#include "transport_under_test.hpp"
+
+// How the service waits for kernel sockets (the tcp transport): in the
+// io_context's own reactor in thread mode, in its epoll set in busy mode or
+// off an io_context. These cases cross those paths: a wait that is pending
+// when the mode changes, a cancelled wait, a closed socket whose number is
+// reused, and thread mode on an execution context that is not an io_context.
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+using stream_pair = std::pair<corio::stream, corio::stream>;
+
+/// A connected tcp pair, made by running `context` until it is.
+stream_pair make_pair_on(asio::io_context& context) {
+    std::optional<stream_pair> made;
+    asio::co_spawn(
+        context,
+        [&made]() -> asio::awaitable<void> { made.emplace(co_await corio::test::make_stream_pair()); },
+        [](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+        });
+    context.restart();
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!made && std::chrono::steady_clock::now() < deadline)
+        context.run_one_for(100ms);
+    BOOST_REQUIRE(made);
+    return std::move(*made);
+}
+
+struct read_result {
+    bool done = false;
+    error_code ec;
+    std::size_t bytes = 0;
+    std::array<char, 16> data{};
+
+    std::string_view text() const { return {data.data(), bytes}; }
+};
+
+void start_read(corio::stream& s, read_result& r, asio::cancellation_slot slot = {}) {
+    r = {};
+    s.async_read_some(asio::buffer(r.data),
+                      asio::bind_cancellation_slot(slot, [&r](error_code ec, std::size_t n) {
+                          r.ec = ec;
+                          r.bytes = n;
+                          r.done = true;
+                      }));
+}
+
+/// Lets started operations reach their wait. Not poll(): in busy mode the
+/// polling task re-posts itself while anything waits, so poll() never ends.
+void run_briefly(asio::io_context& context) {
+    context.restart();
+    context.run_for(20ms);
+}
+
+/// Runs `context` until `r` is done or 5 s have passed.
+void run_until_done(asio::io_context& context, const read_result& r) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    context.restart();
+    while (!r.done && std::chrono::steady_clock::now() < deadline)
+        context.run_one_for(100ms);
+}
+
+/// One message each way, each read started before its data is sent.
+void round_trip(asio::io_context& context, stream_pair& pair, std::string_view tag) {
+    auto& [client, server] = pair;
+    read_result at_server, at_client;
+    start_read(server, at_server);
+    run_briefly(context);
+    BOOST_TEST(!at_server.done);
+    asio::write(client, asio::buffer(tag));
+    run_until_done(context, at_server);
+    BOOST_TEST_REQUIRE(at_server.done);
+    BOOST_TEST(!at_server.ec, at_server.ec.message());
+    BOOST_TEST(at_server.text() == tag);
+
+    start_read(client, at_client);
+    asio::write(server, asio::buffer(tag));
+    run_until_done(context, at_client);
+    BOOST_TEST_REQUIRE(at_client.done);
+    BOOST_TEST(at_client.text() == tag);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_read_waiting_in_thread_mode_completes_after_a_switch_to_busy) {
+    asio::io_context context;
+    corio::set_poll_mode(context, corio::poll_mode::thread);
+    auto pair = make_pair_on(context);
+    auto& [client, server] = pair;
+
+    read_result r;
+    start_read(server, r);
+    run_briefly(context);
+    BOOST_TEST_REQUIRE(!r.done);
+
+    corio::set_poll_mode(context, corio::poll_mode::busy);
+    asio::write(client, asio::buffer(std::string_view("across")));
+    run_until_done(context, r);
+    BOOST_TEST_REQUIRE(r.done);
+    BOOST_TEST(!r.ec, r.ec.message());
+    BOOST_TEST(r.text() == "across");
+
+    // The socket's next waits move to the busy poller, then back.
+    round_trip(context, pair, "busy");
+    corio::set_poll_mode(context, corio::poll_mode::thread);
+    round_trip(context, pair, "thread");
+}
+
+BOOST_AUTO_TEST_CASE(a_read_waiting_in_busy_mode_completes_after_a_switch_to_thread) {
+    asio::io_context context;
+    corio::set_poll_mode(context, corio::poll_mode::busy);
+    auto pair = make_pair_on(context);
+    auto& [client, server] = pair;
+
+    read_result r;
+    start_read(server, r);
+    run_briefly(context);
+    BOOST_TEST_REQUIRE(!r.done);
+
+    corio::set_poll_mode(context, corio::poll_mode::thread);
+    asio::write(client, asio::buffer(std::string_view("across")));
+    run_until_done(context, r);
+    BOOST_TEST_REQUIRE(r.done);
+    BOOST_TEST(!r.ec, r.ec.message());
+    BOOST_TEST(r.text() == "across");
+
+    round_trip(context, pair, "thread");
+    corio::set_poll_mode(context, corio::poll_mode::busy);
+    round_trip(context, pair, "busy");
+}
+
+BOOST_AUTO_TEST_CASE(run_returns_once_the_only_waiting_read_is_cancelled) {
+    for (const auto mode : {corio::poll_mode::thread, corio::poll_mode::busy}) {
+        asio::io_context context;
+        corio::set_poll_mode(context, mode);
+        auto pair = make_pair_on(context);
+        auto& [client, server] = pair;
+
+        asio::cancellation_signal cancel;
+        read_result r;
+        start_read(server, r, cancel.slot());
+        run_briefly(context);
+        BOOST_TEST_REQUIRE(!r.done);
+        cancel.emit(asio::cancellation_type::terminal);
+
+        // No wait may stay behind in the reactor or the poll sets: run()
+        // returns by itself once the cancelled read has completed.
+        context.restart();
+        auto ran = std::async(std::launch::async, [&context] { return context.run_for(5s); });
+        BOOST_TEST_REQUIRE((ran.wait_for(6s) == std::future_status::ready));
+        ran.get();
+        BOOST_TEST(context.stopped());
+        BOOST_TEST(r.done);
+        BOOST_TEST((r.ec == asio::error::operation_aborted), r.ec.message());
+
+        // The stream still works after the cancelled wait.
+        round_trip(context, pair, "after cancel");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_closed_socket_s_number_is_reused_safely) {
+    asio::io_context context;
+    corio::set_poll_mode(context, corio::poll_mode::thread);
+    auto first = make_pair_on(context);
+    read_result r;
+    start_read(first.second, r);
+    run_briefly(context);
+    BOOST_TEST_REQUIRE(!r.done);
+    const int old_fd = first.second.native_handle();
+    first.second.close();
+    run_until_done(context, r);
+    BOOST_TEST((r.ec == asio::error::operation_aborted), r.ec.message());
+
+    // The next sockets take the freed numbers; the reactor must have let go
+    // of the old registration without closing anything, or these would
+    // fail or see another socket's events.
+    auto second = make_pair_on(context);
+    BOOST_TEST_MESSAGE("closed fd " << old_fd << ", new fds " << second.first.native_handle()
+                                    << " and " << second.second.native_handle());
+    round_trip(context, second, "reused");
+    round_trip(context, second, "again");
+
+    // The old peer sees the close as end of stream.
+    read_result eof;
+    start_read(first.first, eof);
+    run_until_done(context, eof);
+    BOOST_TEST((eof.ec == asio::error::eof), eof.ec.message());
+}
+
+BOOST_AUTO_TEST_CASE(thread_mode_on_an_execution_context_that_is_not_an_io_context) {
+    // There is no io_context reactor here: the poller thread waits in the
+    // service's epoll set.
+    asio::thread_pool pool(1);
+    corio::set_poll_mode(pool, corio::poll_mode::thread);
+    auto done = asio::co_spawn(
+        pool,
+        []() -> asio::awaitable<std::string> {
+            auto [client, server] = co_await corio::test::make_stream_pair();
+            std::array<char, 5> got{};
+            std::string result;
+            for (const std::string_view message : {"first", "again"}) {
+                // The read starts first and waits for the write.
+                co_await (asio::async_read(server, asio::buffer(got), asio::use_awaitable) &&
+                          asio::async_write(client, asio::buffer(message), asio::use_awaitable));
+                result.append(got.data(), got.size());
+            }
+            co_return result;
+        },
+        asio::use_future);
+    BOOST_TEST_REQUIRE((done.wait_for(10s) == std::future_status::ready));
+    BOOST_TEST(done.get() == "firstagain");
+    pool.join();
+}
