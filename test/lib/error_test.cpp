@@ -23,7 +23,8 @@ BOOST_AUTO_TEST_CASE(every_error_has_its_own_message) {
     const error all[] = {error::no_rdma_device,         error::no_remote_mapping,
                          error::iowrite_out_of_bounds,  error::option_after_connect,
                          error::not_supported_by_transport, error::protocol_error,
-                         error::protocol_version_mismatch, error::stream_write_unfinished};
+                         error::protocol_version_mismatch, error::stream_write_unfinished,
+                         error::rsocket_service_full};
     std::set<std::string> messages;
     for (auto e : all) {
         const auto text = make_error_code(e).message();

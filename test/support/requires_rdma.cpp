@@ -10,7 +10,7 @@ namespace corio::test {
 requires_rdma_device::requires_rdma_device() {
     if (corio::rdma_available())
         return;
-    std::puts("SKIP: no RDMA device on this host (rsocket() fails with ENODEV); "
+    std::puts("SKIP: no RDMA device on this host (creating an rsocket fails with ENODEV); "
               "run this test through test/softroce/guest-run");
     std::fflush(stdout);
     // _Exit: Boost.Test's framework is mid-setup, and running its static

@@ -31,8 +31,10 @@ NUMBER='[0-9]+(\.[0-9]+)?'
 
 # Other runs of this suite, or of other build directories, may be on the
 # same machine at the same time: every run takes a random port, and a run
-# that finds it taken tries another.
-random_port() { echo $((20000 + RANDOM % 40000)); }
+# that finds it taken tries another. The ports lie below Linux's ephemeral
+# range (32768 and up), which any outgoing connection on the host may hold:
+# a listener there once failed with "Address already in use".
+random_port() { echo $((10000 + RANDOM % 22768)); }
 
 # run ARGS...: coriostream with ARGS and a free port; leaves stdout, stderr
 # and the exit status in $out, $err and $status.

@@ -407,6 +407,8 @@ std::size_t writev(int s, const iovec* iov, int iovcnt, error_code& ec) {
 }
 
 std::size_t poll(pollfd* fds, nfds_t nfds, poll_timeout timeout, error_code& ec) {
+    // v44 to v62 leak an internal counter when a finite timeout expires, and
+    // blocking rpolls spin from then on: poll_timeout lets only 0 and -1 here.
     return count_of(::rpoll(fds, nfds, static_cast<int>(timeout)), ec);
 }
 

@@ -45,7 +45,7 @@ struct event_fd {
     }
 };
 
-std::size_t rpoll(pollfd* fds, nfds_t n, poll_timeout timeout) {
+std::size_t poll_ready(pollfd* fds, nfds_t n, poll_timeout timeout) {
     boost::system::error_code ec;
     const auto ready = rsocket_ops.poll(fds, n, timeout, ec);
     BOOST_TEST_REQUIRE(!ec, ec.message());
@@ -54,8 +54,8 @@ std::size_t rpoll(pollfd* fds, nfds_t n, poll_timeout timeout) {
 
 } // namespace
 
-// Only 0 and -1 may ever reach rpoll (a finite timeout leaks a counter in
-// rdma-core v44 to v62); the interface makes anything else fail to compile.
+// Only 0 and -1 may ever reach rpoll: a finite timeout leaks a counter in
+// rdma-core v44 to v62. The interface makes anything else fail to compile.
 static_assert(static_cast<int>(poll_timeout::immediate) == 0);
 static_assert(static_cast<int>(poll_timeout::infinite) == -1);
 static_assert(!std::is_convertible_v<int, poll_timeout>);
@@ -76,9 +76,9 @@ BOOST_AUTO_TEST_CASE(rsocket_without_a_device_reports_no_rdma_device,
 BOOST_AUTO_TEST_CASE(rpoll_sees_an_eventfd) {
     event_fd event;
     pollfd fds[1] = {{event.fd, POLLIN, 0}};
-    BOOST_TEST(rpoll(fds, 1, poll_timeout::immediate) == 0u);
+    BOOST_TEST(poll_ready(fds, 1, poll_timeout::immediate) == 0u);
     event.signal();
-    BOOST_TEST(rpoll(fds, 1, poll_timeout::immediate) == 1u);
+    BOOST_TEST(poll_ready(fds, 1, poll_timeout::immediate) == 1u);
     BOOST_TEST((fds[0].revents & POLLIN) != 0);
 }
 
@@ -86,11 +86,11 @@ BOOST_AUTO_TEST_CASE(rpoll_sees_a_socketpair) {
     int pair[2];
     BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
     pollfd fds[2] = {{pair[0], POLLIN, 0}, {pair[1], POLLOUT, 0}};
-    BOOST_TEST(rpoll(fds, 2, poll_timeout::immediate) == 1u);
+    BOOST_TEST(poll_ready(fds, 2, poll_timeout::immediate) == 1u);
     BOOST_TEST(fds[0].revents == 0);
     BOOST_TEST((fds[1].revents & POLLOUT) != 0);
     BOOST_TEST_REQUIRE(::write(pair[1], "x", 1) == 1);
-    BOOST_TEST(rpoll(fds, 2, poll_timeout::immediate) == 2u);
+    BOOST_TEST(poll_ready(fds, 2, poll_timeout::immediate) == 2u);
     BOOST_TEST((fds[0].revents & POLLIN) != 0);
     ::close(pair[0]);
     ::close(pair[1]);
@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(an_infinite_rpoll_wakes_when_another_thread_signals) {
         const std::uint64_t one = 1;
         written = ::write(wake.fd, &one, sizeof one);
     });
-    const auto ready = rpoll(fds, 2, poll_timeout::infinite);
+    const auto ready = poll_ready(fds, 2, poll_timeout::infinite);
     signaller.join();
     BOOST_TEST(written == static_cast<ssize_t>(sizeof(std::uint64_t)));
     BOOST_TEST(ready == 1u);
