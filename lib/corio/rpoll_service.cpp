@@ -177,7 +177,7 @@ void rpoll_service::start_wait(rpoll_operation* op) {
     on_wait_changed(lock);
 }
 
-void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
+void rpoll_service::on_wait_changed(std::unique_lock<detail::futex_mutex>& lock) {
     if (stopping_)
         return;
     if (mode_ == poll_mode::busy) {
@@ -196,7 +196,7 @@ void rpoll_service::on_wait_changed(std::unique_lock<std::mutex>& lock) {
     }
 }
 
-void rpoll_service::wake_poller(std::unique_lock<std::mutex>&) {
+void rpoll_service::wake_poller(std::unique_lock<detail::futex_mutex>&) {
     // Only a poller asleep in rpoll needs the eventfd; one that is not will
     // rebuild its set before it sleeps again.
     if (poller_in_rpoll_ && !wake_pending_) {
@@ -206,12 +206,12 @@ void rpoll_service::wake_poller(std::unique_lock<std::mutex>&) {
     }
 }
 
-void rpoll_service::ensure_poller_started(std::unique_lock<std::mutex>&) {
+void rpoll_service::ensure_poller_started(std::unique_lock<detail::futex_mutex>&) {
     if (!poller_.joinable() && !stopping_)
         poller_ = std::thread([this] { poller_loop(); });
 }
 
-void rpoll_service::post_busy_poll(std::unique_lock<std::mutex>&) {
+void rpoll_service::post_busy_poll(std::unique_lock<detail::futex_mutex>&) {
     if (busy_posted_ || stopping_)
         return;
     busy_posted_ = true;
@@ -259,7 +259,7 @@ void rpoll_service::busy_poll() {
     next();
 }
 
-void rpoll_service::poll_once(std::unique_lock<std::mutex>& lock, socket_impl::poller self) {
+void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socket_impl::poller self) {
     // The poller thread blocks and has the wake and tick fds in its set; the
     // busy task never blocks and keeps time with the clock instead.
     const bool with_wake_fds = self == socket_impl::poller::thread;
@@ -466,12 +466,6 @@ bool rpoll_service::add_wake_to_epoll() noexcept {
     wake.events = EPOLLIN;
     wake.data.u64 = wake_id;
     return ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) == 0;
-}
-
-socket_impl::watch_via rpoll_service::kernel_watch(const socket_impl& impl) const noexcept {
-    return mode_ == poll_mode::thread && io_context_ && !impl.reactor_refused_
-               ? socket_impl::watch_via::reactor
-               : socket_impl::watch_via::epoll;
 }
 
 void rpoll_service::release_reactor(socket_impl& impl) noexcept {

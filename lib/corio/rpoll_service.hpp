@@ -19,6 +19,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <corio/detail/futex_mutex.hpp>
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/socket_impl.hpp>
 #include <corio/detail/unique_socket.hpp>
@@ -135,15 +136,15 @@ private:
     rpoll_service(boost::asio::execution_context& context, boost::asio::io_context* io_context);
     void shutdown() override;
 
-    void ensure_poller_started(std::unique_lock<std::mutex>& lock);
+    void ensure_poller_started(std::unique_lock<detail::futex_mutex>& lock);
     void poller_loop();
     void busy_poll();
-    void post_busy_poll(std::unique_lock<std::mutex>& lock);
+    void post_busy_poll(std::unique_lock<detail::futex_mutex>& lock);
     /// One rpoll over every socket with a wait, then hands ready operations
     /// to their executors. Called with `lock` held; unlocks around rpoll.
-    void poll_once(std::unique_lock<std::mutex>& lock, detail::socket_impl::poller self);
-    void wake_poller(std::unique_lock<std::mutex>& lock);
-    void on_wait_changed(std::unique_lock<std::mutex>& lock);
+    void poll_once(std::unique_lock<detail::futex_mutex>& lock, detail::socket_impl::poller self);
+    void wake_poller(std::unique_lock<detail::futex_mutex>& lock);
+    void on_wait_changed(std::unique_lock<detail::futex_mutex>& lock);
     void finish_running(detail::rpoll_operation* op);
     /// After any change to `queue` (one of `impl`'s): publishes its idle
     /// state and keeps watched_ in step. Called with the lock held.
@@ -172,7 +173,11 @@ private:
     /// epoll_fd_ needs it.
     bool add_wake_to_epoll() noexcept;
     /// How a kernel socket about to wait should: reactor or epoll. Lock held.
-    detail::socket_impl::watch_via kernel_watch(const detail::socket_impl& impl) const noexcept;
+    detail::socket_impl::watch_via kernel_watch(const detail::socket_impl& impl) const noexcept {
+        return mode_ == poll_mode::thread && io_context_ && !impl.reactor_refused_
+                   ? detail::socket_impl::watch_via::reactor
+                   : detail::socket_impl::watch_via::epoll;
+    }
     /// Brings `impl`'s async_waits on the io_context's reactor in line with
     /// what its queues want: starts missing ones, cancels unwanted ones, and
     /// lets go of the registration once the socket is closed. Lock held.
@@ -195,7 +200,7 @@ private:
     /// the peer).
     boost::system::error_code dispose(detail::unique_socket socket);
 
-    mutable std::mutex mutex_;
+    mutable detail::futex_mutex mutex_;
     std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
     /// The open rsockets with an operation waiting to be polled for, kept up
     /// to date as waits start and end (socket_impl::watch_index_), so that

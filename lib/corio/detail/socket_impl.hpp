@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/basic_stream_descriptor.hpp>
 
+#include <corio/detail/futex_mutex.hpp>
 #include <corio/detail/remote_mapping.hpp>
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/unique_socket.hpp>
@@ -74,7 +75,7 @@ public:
     // Guarded by io_mutex_: the socket itself. A run holds the mutex around
     // its nonblocking call, and close() takes it to release the descriptor,
     // so a socket is never closed under a call in progress.
-    std::mutex io_mutex_;
+    futex_mutex io_mutex_;
     unique_socket socket_;
     /// The peer's mappings this side may iowrite into, as the application's
     /// protocol told it (add_remote_mapping).
