@@ -66,9 +66,12 @@ private:
     std::unordered_multimap<int, std::pair<void*, std::size_t>> mappings_;
 };
 
+// Never destroyed, like the service room below: close() runs on the background
+// closer's threads, which process exit does not stop (detail::run_in_background),
+// and a static destructor would free the table under a close still using it.
 live_iomaps& iomaps() {
-    static live_iomaps instance;
-    return instance;
+    static auto* instance = new live_iomaps;
+    return *instance;
 }
 
 // librdmacm's connection service thread watches every rsocket that came from
@@ -300,8 +303,8 @@ private:
 };
 
 connection_service_room& service_room() {
-    static connection_service_room instance;
-    return instance;
+    static auto* instance = new connection_service_room;
+    return *instance;
 }
 
 bool is_rsocket(int s, error_code& ec) noexcept {
