@@ -113,53 +113,40 @@ void round_trip(asio::io_context& context, stream_pair& pair, std::string_view t
     BOOST_TEST(at_client.text() == tag);
 }
 
+/// A read starts waiting in mode `from`; the mode becomes `to`, then its
+/// data arrives. The read completes, and so do later round trips in `to`
+/// and, after switching back, in `from`.
+void wait_across_a_switch(corio::poll_mode from, corio::poll_mode to) {
+    asio::io_context context;
+    corio::set_poll_mode(context, from);
+    auto pair = make_pair_on(context);
+    auto& [client, server] = pair;
+
+    read_result r;
+    start_read(server, r);
+    run_briefly(context);
+    BOOST_TEST_REQUIRE(!r.done);
+
+    corio::set_poll_mode(context, to);
+    asio::write(client, asio::buffer(std::string_view("across")));
+    run_until_done(context, r);
+    BOOST_TEST_REQUIRE(r.done);
+    BOOST_TEST(!r.ec, r.ec.message());
+    BOOST_TEST(r.text() == "across");
+
+    round_trip(context, pair, "switched");
+    corio::set_poll_mode(context, from);
+    round_trip(context, pair, "switched back");
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(a_read_waiting_in_thread_mode_completes_after_a_switch_to_busy) {
-    asio::io_context context;
-    corio::set_poll_mode(context, corio::poll_mode::thread);
-    auto pair = make_pair_on(context);
-    auto& [client, server] = pair;
-
-    read_result r;
-    start_read(server, r);
-    run_briefly(context);
-    BOOST_TEST_REQUIRE(!r.done);
-
-    corio::set_poll_mode(context, corio::poll_mode::busy);
-    asio::write(client, asio::buffer(std::string_view("across")));
-    run_until_done(context, r);
-    BOOST_TEST_REQUIRE(r.done);
-    BOOST_TEST(!r.ec, r.ec.message());
-    BOOST_TEST(r.text() == "across");
-
-    // The socket's next waits move to the busy poller, then back.
-    round_trip(context, pair, "busy");
-    corio::set_poll_mode(context, corio::poll_mode::thread);
-    round_trip(context, pair, "thread");
+    wait_across_a_switch(corio::poll_mode::thread, corio::poll_mode::busy);
 }
 
 BOOST_AUTO_TEST_CASE(a_read_waiting_in_busy_mode_completes_after_a_switch_to_thread) {
-    asio::io_context context;
-    corio::set_poll_mode(context, corio::poll_mode::busy);
-    auto pair = make_pair_on(context);
-    auto& [client, server] = pair;
-
-    read_result r;
-    start_read(server, r);
-    run_briefly(context);
-    BOOST_TEST_REQUIRE(!r.done);
-
-    corio::set_poll_mode(context, corio::poll_mode::thread);
-    asio::write(client, asio::buffer(std::string_view("across")));
-    run_until_done(context, r);
-    BOOST_TEST_REQUIRE(r.done);
-    BOOST_TEST(!r.ec, r.ec.message());
-    BOOST_TEST(r.text() == "across");
-
-    round_trip(context, pair, "thread");
-    corio::set_poll_mode(context, corio::poll_mode::busy);
-    round_trip(context, pair, "busy");
+    wait_across_a_switch(corio::poll_mode::busy, corio::poll_mode::thread);
 }
 
 BOOST_AUTO_TEST_CASE(run_returns_once_the_only_waiting_read_is_cancelled) {
