@@ -498,12 +498,15 @@ void rpoll_service::update_reactor_waits(socket_impl& impl) {
         }
     }
     const bool cancel_read = update_reactor_wait(impl, wait_kind::read);
-    if (update_reactor_wait(impl, wait_kind::write) || cancel_read) {
-        // Ends both kinds' waits; the other kind's handler starts its wait
-        // again if it is still wanted.
-        boost::system::error_code ignored;
-        impl.reactor_->cancel(ignored);
-    }
+    if (update_reactor_wait(impl, wait_kind::write) || cancel_read)
+        cancel_reactor_waits(impl);
+}
+
+void rpoll_service::cancel_reactor_waits(socket_impl& impl) {
+    // Ends both kinds' waits; the other kind's handler starts its wait again
+    // if it is still wanted.
+    boost::system::error_code ignored;
+    impl.reactor_->cancel(ignored);
 }
 
 bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
@@ -589,10 +592,8 @@ void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) 
         impl.reactor_ && kernel_watch(impl) == socket_impl::watch_via::reactor) {
         // Thread mode on an io_context, the common case: only this queue's
         // kind of wait can need starting or ending.
-        if (update_reactor_wait(impl, &queue == &impl.reads_ ? wait_kind::read : wait_kind::write)) {
-            boost::system::error_code ignored;
-            impl.reactor_->cancel(ignored);
-        }
+        if (update_reactor_wait(impl, &queue == &impl.reads_ ? wait_kind::read : wait_kind::write))
+            cancel_reactor_waits(impl);
         return;
     }
     update_watch(impl);
@@ -658,8 +659,6 @@ void rpoll_service::update_watch(socket_impl& impl) {
             impl.watch_ == socket_impl::watch_via::none)
             return;
     }
-    if (impl.watch_ == socket_impl::watch_via::none)
-        return;
     // rpoll: the poller thread must rebuild its set.
     rpoll_set_dirty_ = true;
     const bool watched = impl.watch_index_ != socket_impl::not_watched;

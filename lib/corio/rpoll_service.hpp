@@ -1,9 +1,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -185,6 +182,8 @@ private:
     /// Starts `impl`'s async_wait of `kind` if its queue wants one; true
     /// when a pending one is no longer wanted (to be cancelled). Lock held.
     bool update_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind);
+    /// Cancels `impl`'s pending async_waits, both kinds. Lock held.
+    static void cancel_reactor_waits(detail::socket_impl& impl);
     /// An async_wait of `kind` on `impl` ended: takes the first waiting
     /// operation of that kind and runs it here (on the io_context's thread).
     void on_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind,
