@@ -237,7 +237,7 @@ public:
     template <class MutableBufferSequence>
     std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
         const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*live(), detail::wait_kind::read, iov.data(), iov.count(),
+        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::read, iov.data(), iov.count(),
                                          iov.total_size(), ec);
     }
     template <class ConstBufferSequence>
@@ -250,7 +250,7 @@ public:
     template <class ConstBufferSequence>
     std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
         const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*live(), detail::wait_kind::write, iov.data(),
+        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::write, iov.data(),
                                          iov.count(), iov.total_size(), ec);
     }
 

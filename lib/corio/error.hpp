@@ -38,6 +38,11 @@ enum class error {
     /// it corrupts memory beyond that room, so corio refuses the connect or
     /// accept instead (doc/architecture.md, CORIO_RSOCKET_CM_CAPACITY).
     rsocket_service_full,
+    /// librdmacm's listen service already watches as many listening
+    /// rsockets as corio made room for (CORIO_RSOCKET_LISTEN_CAPACITY, 64 by
+    /// default); the same v44 bug as rsocket_service_full, so corio refuses
+    /// the listen.
+    rsocket_listen_service_full,
 };
 
 /// Portable conditions, matched by codes from several categories.

@@ -40,9 +40,11 @@ boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote,
                                                boost::system::error_code& ec);
 
 /// A blocking read_some or write_some: the nonblocking call, then rpoll on
-/// this socket alone until it can go on.
-std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
-                              std::size_t total, boost::system::error_code& ec);
+/// this socket (and the wake eventfd close() signals) until it can go on.
+/// A close() from another thread ends it with operation_aborted.
+std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
+                              const iovec* iov, int count, std::size_t total,
+                              boost::system::error_code& ec);
 
 /// Refuses an option the socket can no longer take: RDMA options after
 /// connect or listen (rsockets apply them when the connection is set up).
