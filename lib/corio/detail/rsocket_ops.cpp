@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include <rdma/rsocket.h>
 
 #include <corio/config.hpp>
+#include <corio/detail/background_closer.hpp>
 #include <corio/detail/errno_result.hpp>
 #include <corio/error.hpp>
 
@@ -113,9 +116,19 @@ public:
     error_code claim(const sockaddr* where, socklen_t len) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return {};
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         if (count_ == 0 && !primed_)
             prime(where, len);
+        // Closes run in the background: a server that closes its listeners
+        // and opens new ones at once finds the room taken by closes still
+        // queued or under way. Those end soon, so wait for them, boundedly,
+        // rather than refuse what the application counts as free room.
+        // (The closer does not say which of its jobs free this room, so the
+        // wait looks again every few milliseconds.)
+        const auto give_up = std::chrono::steady_clock::now() + closing_wait;
+        while (count_ >= room_ && (closing_ > 0 || background_jobs_pending() > 0) &&
+               std::chrono::steady_clock::now() < give_up)
+            freed_.wait_for(lock, std::chrono::milliseconds(5));
         if (count_ >= room_)
             return full_;
         ++count_;
@@ -139,13 +152,24 @@ public:
     }
 
     /// `s` is about to be closed; true when it was watched, and then its
-    /// claim is given back with unclaim once rclose returned (the number may
-    /// be reused from then on, the room only after the service let go).
+    /// claim is given back with closed() once rclose returned (the number
+    /// may be reused from then on, the room only after the service let go).
     bool closing(int s) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return false;
         std::lock_guard lock(mutex_);
-        return watched_.erase(s) > 0;
+        if (watched_.erase(s) == 0)
+            return false;
+        ++closing_;
+        return true;
+    }
+
+    /// The rclose of a socket that closing() reported as watched returned.
+    void closed() {
+        std::lock_guard lock(mutex_);
+        --count_;
+        --closing_;
+        freed_.notify_all();
     }
 
 private:
@@ -177,10 +201,16 @@ private:
     const std::size_t default_capacity_;
     const primer prime_;
     const error full_;
+    /// The longest a claim waits for closes under way to free room.
+    static constexpr std::chrono::seconds closing_wait{5};
+
     std::mutex mutex_;
+    std::condition_variable freed_;
     std::unordered_set<int> watched_;
     /// Watched sockets plus claims in flight.
     std::size_t count_ = 0;
+    /// Watched sockets whose rclose is under way (counted in count_ too).
+    std::size_t closing_ = 0;
     /// What the array holds without growing while the thread runs: 3 when
     /// it first starts.
     std::size_t room_ = 3;
@@ -469,9 +499,9 @@ error_code close(int s) {
     const bool listening = listen_room().closing(s);
     const int result = ::rclose(s);
     if (watched)
-        connection_room().unclaim();
+        connection_room().closed();
     if (listening)
-        listen_room().unclaim();
+        listen_room().closed();
     if (result > 0)
         return {result, boost::system::system_category()};
     return status_of(result);
