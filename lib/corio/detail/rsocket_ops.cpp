@@ -98,6 +98,8 @@ live_iomaps& iomaps() {
 // error instead of letting librdmacm corrupt memory. The count it keeps
 // includes calls in flight, so it never undercounts what the thread watches
 // (rsockets opened outside corio are not seen).
+socklen_t length_of(const sockaddr_storage& address);
+
 class service_thread_room {
 public:
     /// Starts and stops the service thread up to `starts` times, so that
@@ -106,19 +108,54 @@ public:
     using primer = std::size_t (*)(const sockaddr* where, socklen_t len, std::size_t starts);
 
     service_thread_room(const char* capacity_variable, std::size_t default_capacity,
-                        primer prime, error full) noexcept
+                        primer prime, error full, int priming_key) noexcept
         : capacity_variable_(capacity_variable), default_capacity_(default_capacity),
-          prime_(prime), full_(full) {}
+          prime_(prime), full_(full), priming_key_(priming_key) {}
+
+    /// Starts priming in the background, once per process, if nothing is
+    /// watched yet: called when the first rsocket of `family` is opened, so
+    /// that by its first connect, listen or accept the room is ready.
+    /// Priming costs a thread start per 4 places (about 20 ms each under
+    /// the guest's emulation) and must not run on an io_context thread.
+    void start_priming(int family) {
+        if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
+            return;
+        std::lock_guard lock(mutex_);
+        if (primed_ || priming_ || count_ > 0)
+            return;
+        priming_ = true;
+        const auto job = [this, family] {
+            // Any local address: rdma_cm finds the device.
+            sockaddr_storage any{};
+            any.ss_family = static_cast<sa_family_t>(family);
+            const std::size_t done = prime_(reinterpret_cast<sockaddr*>(&any), length_of(any),
+                                            (wanted_capacity() + 3) / 4);
+            std::lock_guard lock(mutex_);
+            primed(done);
+        };
+        if (run_in_background(priming_key_, job)) {
+            // No worker could start; the job stays queued, but nothing may
+            // wait on it: prime on the next claim instead.
+            priming_ = false;
+        }
+    }
 
     /// Claims room for one socket about to be watched. `where` is an address
-    /// on an RDMA device (port ignored) to prime with; a wildcard address
-    /// means any local one.
-    error_code claim(const sockaddr* where, socklen_t len) {
+    /// on an RDMA device (port ignored) to prime with if priming has not
+    /// started; a wildcard address means any local one. While a background
+    /// priming runs, a claim that may not wait (on an io_context thread)
+    /// gets try_again; one that may waits for it.
+    error_code claim(const sockaddr* where, socklen_t len, bool may_wait = true) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return {};
         std::unique_lock lock(mutex_);
+        if (priming_) {
+            if (!may_wait)
+                return boost::asio::error::try_again;
+            freed_.wait(lock, [this] { return !priming_; });
+        }
         if (count_ == 0 && !primed_)
-            prime(where, len);
+            primed(prime_(where, len, (wanted_capacity() + 3) / 4));
         // Closes run in the background: a server that closes its listeners
         // and opens new ones at once finds the room taken by closes still
         // queued or under way. Those end soon, so wait for them, boundedly,
@@ -182,12 +219,16 @@ private:
         return default_capacity_;
     }
 
-    /// Called with the mutex held and nothing watched. Priming is tried
-    /// once; an address that cannot start the thread leaves the unprimed
-    /// room.
-    void prime(const sockaddr* where, socklen_t len) {
+    /// Records a priming that started the thread `done` times, with the
+    /// mutex held. Priming is tried once; an address that cannot start the
+    /// thread leaves the unprimed room. (A second priming racing the
+    /// background one cannot happen: claims wait for it, or come back.)
+    void primed(std::size_t done) {
         primed_ = true;
-        const std::size_t done = prime_(where, len, (wanted_capacity() + 3) / 4);
+        if (priming_) {
+            priming_ = false;
+            freed_.notify_all();
+        }
         if (done > 0) {
             // The array holds 4 entries per start, entry 0 being the
             // thread's own socket; the next real start adds 4 more. The
@@ -201,6 +242,7 @@ private:
     const std::size_t default_capacity_;
     const primer prime_;
     const error full_;
+    const int priming_key_;
     /// The longest a claim waits for closes under way to free room.
     static constexpr std::chrono::seconds closing_wait{5};
 
@@ -215,6 +257,9 @@ private:
     /// it first starts.
     std::size_t room_ = 3;
     bool primed_ = false;
+    /// A background priming is under way; nothing may be watched until it
+    /// ends.
+    bool priming_ = false;
 };
 
 /// Misses allowed while priming: a few before the first start (an address
@@ -390,6 +435,11 @@ std::size_t prime_listen_service(const sockaddr* where, socklen_t, std::size_t s
     return cycle_until(starts, [family] { return cycle_listen_service(family); }, [] {});
 }
 
+// Keys of the priming jobs on the background closer: descriptor numbers,
+// its other keys, are never negative.
+constexpr int connection_priming_key = -1;
+constexpr int listen_priming_key = -2;
+
 // Never destroyed, like the iomap table: close() runs on the background
 // closer's threads, which process exit does not stop.
 //
@@ -400,7 +450,8 @@ std::size_t prime_listen_service(const sockaddr* where, socklen_t, std::size_t s
 // --timeout 5 before its connect began.
 service_thread_room& connection_room() {
     static auto* instance = new service_thread_room(
-        "CORIO_RSOCKET_CM_CAPACITY", 256, prime_connect_service, error::rsocket_service_full);
+        "CORIO_RSOCKET_CM_CAPACITY", 256, prime_connect_service, error::rsocket_service_full,
+        connection_priming_key);
     return *instance;
 }
 
@@ -409,7 +460,7 @@ service_thread_room& connection_room() {
 service_thread_room& listen_room() {
     static auto* instance =
         new service_thread_room("CORIO_RSOCKET_LISTEN_CAPACITY", 64, prime_listen_service,
-                                error::rsocket_listen_service_full);
+                                error::rsocket_listen_service_full, listen_priming_key);
     return *instance;
 }
 
@@ -436,6 +487,10 @@ int open(int domain, int type, int protocol, error_code& ec) {
         ec = last_error();
         ::rclose(s);
         return -1;
+    }
+    if (type == SOCK_STREAM) {
+        connection_room().start_priming(domain);
+        listen_room().start_priming(domain);
     }
     ec.clear();
     return s;
@@ -467,7 +522,11 @@ int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
         ec = last_error();
         return -1;
     }
-    if ((ec = connection_room().claim(reinterpret_cast<sockaddr*>(&local), local_len)))
+    // An accept runs on the handler's executor: while the room is still
+    // being primed it would block, so it comes back (try_again) and the
+    // accept waits for its next retry instead.
+    if ((ec = connection_room().claim(reinterpret_cast<sockaddr*>(&local), local_len,
+                                      /*may_wait=*/false)))
         return -1;
     const int n = ::raccept(s, addr, len);
     ec = n < 0 ? last_error() : error_code{};
