@@ -33,7 +33,10 @@ asio::awaitable<void> client(asio::ip::tcp::endpoint server) {
 int main(int argc, char** argv) try {
     asio::io_context io;
     corio::acceptor acceptor(io, {asio::ip::make_address(argc > 1 ? argv[1] : "127.0.0.1"), 0});
-    auto rethrow = [](std::exception_ptr e) { if (e) std::rethrow_exception(e); };
+    auto rethrow = [](std::exception_ptr e) {
+        if (e)
+            std::rethrow_exception(e);
+    };
     asio::co_spawn(io, serve(acceptor), rethrow);
     asio::co_spawn(io, client(acceptor.local_endpoint()), rethrow);
     io.run();

@@ -78,7 +78,8 @@ asio::awaitable<void> client(asio::ip::tcp::endpoint server, int id) {
 
 int main(int argc, char** argv) try {
     asio::io_context io(2); // the hint: two threads will run it
-    const asio::ip::tcp::endpoint local(asio::ip::make_address(argc > 1 ? argv[1] : "127.0.0.1"), 0);
+    const asio::ip::tcp::endpoint local(asio::ip::make_address(argc > 1 ? argv[1] : "127.0.0.1"),
+                                        0);
     corio::acceptor acceptor(asio::make_strand(io), local);
     asio::co_spawn(acceptor.get_executor(), listen(io, acceptor), report_to(io));
     for (int id = 0; id < client_count; ++id)

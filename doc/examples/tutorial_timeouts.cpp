@@ -25,8 +25,7 @@ void expect(std::string_view what, boost::system::error_code ec, boost::system::
 }
 
 // After `delay`, calls `f` on this coroutine's executor.
-template <class F>
-asio::awaitable<void> after(std::chrono::milliseconds delay, F f) {
+template <class F> asio::awaitable<void> after(std::chrono::milliseconds delay, F f) {
     asio::steady_timer timer(co_await asio::this_coro::executor, delay);
     co_await timer.async_wait(use_awaitable);
     f();
@@ -69,8 +68,8 @@ asio::awaitable<void> run(asio::ip::address address) {
     auto [cancel_ec, cancel_n] =
         co_await client.async_read_some(asio::buffer(data), as_tuple(use_awaitable));
     expect("cancel()", cancel_ec, asio::error::operation_aborted);
-    std::cout << "cancel(): operation_aborted, and the stream is still open: "
-              << std::boolalpha << client.is_open() << '\n';
+    std::cout << "cancel(): operation_aborted, and the stream is still open: " << std::boolalpha
+              << client.is_open() << '\n';
 
     // 4. The peer's orderly close: eof, the normal end of a stream, not a failure.
     server.close();
