@@ -53,17 +53,27 @@ inline void throw_if(const boost::system::error_code& ec, const char* what) {
 template <class Executor = boost::asio::any_io_executor>
 class basic_stream {
 public:
+    /// The executor the stream's operations complete on by default.
     using executor_type = Executor;
+    /// An IP address and port: corio addresses rsockets and kernel sockets alike.
     using endpoint_type = boost::asio::ip::tcp::endpoint;
+    /// An rsocket number (rsocket transport) or a kernel file descriptor (tcp).
     using native_handle_type = int;
+    /// Which directions shutdown() ends, as boost::asio::socket_base's.
     using shutdown_type = boost::asio::socket_base::shutdown_type;
+    /// The stream itself: it is its own lowest layer, as Asio's sockets are.
     using lowest_layer_type = basic_stream;
+    /// shutdown(): no more receiving.
     static constexpr shutdown_type shutdown_receive = boost::asio::socket_base::shutdown_receive;
+    /// shutdown(): no more sending; the peer reads eof.
     static constexpr shutdown_type shutdown_send = boost::asio::socket_base::shutdown_send;
+    /// shutdown(): both directions.
     static constexpr shutdown_type shutdown_both = boost::asio::socket_base::shutdown_both;
 
+    /// The stream type for another executor, as Asio's I/O objects offer.
     template <class OtherExecutor>
     struct rebind_executor {
+        /// basic_stream on OtherExecutor.
         using other = basic_stream<OtherExecutor>;
     };
 
@@ -75,16 +85,20 @@ public:
           service_(&rpoll_service_of(executor)),
           impl_(service_->create_impl()) {}
 
+    /// A closed stream on `context`'s executor; `t` as for the executor overload.
     template <class ExecutionContext>
         requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
     explicit basic_stream(ExecutionContext& context,
                           corio::transport t = corio::transport::automatic)
         : basic_stream(context.get_executor(), t) {}
 
+    /// Takes over `other`'s socket and pending operations; `other` is left closed.
     basic_stream(basic_stream&& other) noexcept
         : transport_preference_(other.transport_preference_), executor_(other.executor_),
           service_(other.service_), impl_(std::exchange(other.impl_, nullptr)) {}
 
+    /// Closes this stream (pending operations end with operation_aborted), then takes over
+    /// `other`'s socket; `other` is left closed.
     basic_stream& operator=(basic_stream&& other) noexcept {
         if (this != &other) {
             release();
@@ -102,7 +116,9 @@ public:
     /// Closes the socket; pending operations end with operation_aborted.
     ~basic_stream() { release(); }
 
+    /// The executor given at construction.
     executor_type get_executor() const noexcept { return executor_; }
+    /// Returns this stream (Asio's layered-stream convention).
     basic_stream& lowest_layer() noexcept { return *this; }
 
     /// Opens a socket of `t` for `protocol`, without connecting. Needed only
@@ -114,12 +130,14 @@ public:
         open(t, protocol, ec);
         detail::throw_if(ec, "open");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void open(corio::transport t, const boost::asio::ip::tcp& protocol,
               boost::system::error_code& ec) {
         transport_preference_ = t;
         ec = detail::open_socket(*service_, *live(), t, protocol.family());
     }
 
+    /// True from a successful open or connect until close.
     bool is_open() const noexcept { return impl_ && impl_->phase_ != detail::socket_impl::phase::closed; }
 
     /// The transport of the open socket (rsocket or tcp); for a closed
@@ -140,6 +158,7 @@ public:
         close(ec);
         detail::throw_if(ec, "close");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void close(boost::system::error_code& ec) { ec = service_->close(*live()); }
 
     /// Ends pending operations with operation_aborted; the socket stays open.
@@ -148,6 +167,7 @@ public:
         cancel(ec);
         detail::throw_if(ec, "cancel");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void cancel(boost::system::error_code& ec) {
         if (!is_open()) {
             ec = boost::asio::error::bad_descriptor;
@@ -165,26 +185,31 @@ public:
         shutdown(what, ec);
         detail::throw_if(ec, "shutdown");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void shutdown(shutdown_type what, boost::system::error_code& ec) {
         ec = service_->shutdown(*live(), static_cast<int>(what));
     }
 
+    /// The local address and port of the socket. Throws boost::system::system_error on failure.
     endpoint_type local_endpoint() const {
         boost::system::error_code ec;
         auto e = local_endpoint(ec);
         detail::throw_if(ec, "local_endpoint");
         return e;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     endpoint_type local_endpoint(boost::system::error_code& ec) const {
         return impl_ ? detail::socket_endpoint(*impl_, false, ec)
                      : (ec = boost::asio::error::bad_descriptor, endpoint_type());
     }
+    /// The peer's address and port. Throws boost::system::system_error on failure.
     endpoint_type remote_endpoint() const {
         boost::system::error_code ec;
         auto e = remote_endpoint(ec);
         detail::throw_if(ec, "remote_endpoint");
         return e;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     endpoint_type remote_endpoint(boost::system::error_code& ec) const {
         return impl_ ? detail::socket_endpoint(*impl_, true, ec)
                      : (ec = boost::asio::error::bad_descriptor, endpoint_type());
@@ -199,6 +224,7 @@ public:
         set_option(option, ec);
         detail::throw_if(ec, "set_option");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class Option>
     void set_option(const Option& option, boost::system::error_code& ec) {
         ec = detail::check_option_allowed(*live(), Option::rdma_only);
@@ -207,12 +233,15 @@ public:
             ec = option.apply(*impl_->socket_.ops(), impl_->socket_.get());
         }
     }
+    /// Reads a corio::socket_base option into `option`, at any time. Throws
+    /// boost::system::system_error on failure.
     template <class Option>
     void get_option(Option& option) const {
         boost::system::error_code ec;
         get_option(option, ec);
         detail::throw_if(ec, "get_option");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class Option>
     void get_option(Option& option, boost::system::error_code& ec) const {
         if (!impl_) {
@@ -234,12 +263,15 @@ public:
         detail::throw_if(ec, "read_some");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class MutableBufferSequence>
     std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
         const detail::buffer_iovecs iov(buffers);
         return detail::blocking_transfer(*service_, *live(), detail::wait_kind::read, iov.data(), iov.count(),
                                          iov.total_size(), ec);
     }
+    /// Writes at least one byte, blocking the calling thread. Throws boost::system::system_error on
+    /// failure.
     template <class ConstBufferSequence>
     std::size_t write_some(const ConstBufferSequence& buffers) {
         boost::system::error_code ec;
@@ -247,6 +279,7 @@ public:
         detail::throw_if(ec, "write_some");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class ConstBufferSequence>
     std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
         const detail::buffer_iovecs iov(buffers);

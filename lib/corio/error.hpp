@@ -51,13 +51,19 @@ enum class condition {
     no_rdma_device = 1,
 };
 
+/// The category of corio::error codes, named "corio".
 const boost::system::error_category& error_category() noexcept;
+/// The category of corio::condition, which matches codes of several categories.
 const boost::system::error_category& condition_category() noexcept;
 
+/// Makes a boost::system::error_code of corio's category; lets a corio::error compare with and
+/// convert to error_code.
 inline boost::system::error_code make_error_code(error e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
+/// Makes an error_condition of corio's condition category; lets error codes compare with a
+/// corio::condition.
 inline boost::system::error_condition make_error_condition(condition c) noexcept {
     return {static_cast<int>(c), condition_category()};
 }

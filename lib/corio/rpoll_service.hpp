@@ -66,6 +66,8 @@ public:
     /// does not compile there.
     static boost::asio::execution_context::id id;
 
+    /// The service of `context` (Asio's use_service makes it); kernel sockets wait in its epoll
+    /// set.
     explicit rpoll_service(boost::asio::execution_context& context);
     /// On an io_context (Asio's use_service picks this one when given the
     /// io_context itself; rpoll_service_of does so), kernel sockets wait in
@@ -76,7 +78,9 @@ public:
     /// Chooses how waits are made from now on. `busy` needs the executor its
     /// polling task runs on (normally the io_context's).
     void set_mode(poll_mode mode, const boost::asio::any_io_executor& busy_executor);
+    /// As set_mode above, with the executor the service was given for busy polling (its context's).
     void set_mode(poll_mode mode) { set_mode(mode, busy_executor_); }
+    /// How waits are made now.
     poll_mode mode() const;
 
     /// How long a listening rsocket may go unchecked while an accept waits.
