@@ -35,10 +35,16 @@ public:
         // A key with a job running is not ready: its worker re-queues it.
         if (jobs.size() == 1 && !running_.contains(key))
             ready_.push_back(key);
-        if (idle_ > 0) {
+        // Idle workers take ready keys one each; only keys beyond what they
+        // can take need a new worker. (An idle worker woken for a key
+        // counts as idle until it runs, so comparing with idle_ alone would
+        // hand a whole burst to the workers that happen to be idle.)
+        if (ready_.size() <= idle_) {
             wake_.notify_one();
             return {};
         }
+        if (idle_ > 0)
+            wake_.notify_all();
         if (workers_ >= max_background_workers)
             return {}; // a busy worker will come back for it
         ++workers_;
