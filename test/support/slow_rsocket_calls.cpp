@@ -23,7 +23,14 @@ long delay_ms() {
     return ms;
 }
 
+/// Slowing starts at once, unless CORIO_SLOW_RSOCKET_LATER is set: then
+/// only after the program calls corio_slow_rsocket_calls_begin (so that its
+/// set-up, priming included, runs at full speed).
+std::atomic<bool> slowing{std::getenv("CORIO_SLOW_RSOCKET_LATER") == nullptr};
+
 void pause_for_a_while() {
+    if (!slowing.load())
+        return;
     timespec t{delay_ms() / 1000, (delay_ms() % 1000) * 1000000L};
     while (::nanosleep(&t, &t) != 0) {
     }
@@ -43,16 +50,21 @@ extern "C" {
 /// How many calls were slowed: a test checks it to know the library is in.
 long corio_slowed_rsocket_calls() { return slowed_calls.load(); }
 
+/// Starts slowing (see CORIO_SLOW_RSOCKET_LATER).
+void corio_slow_rsocket_calls_begin() { slowing = true; }
+
 int rclose(int socket) {
     static const auto real = next_definition<int (*)(int)>("rclose");
-    ++slowed_calls;
+    if (slowing)
+        ++slowed_calls;
     pause_for_a_while();
     return real(socket);
 }
 
 int rshutdown(int socket, int how) {
     static const auto real = next_definition<int (*)(int, int)>("rshutdown");
-    ++slowed_calls;
+    if (slowing)
+        ++slowed_calls;
     pause_for_a_while();
     return real(socket, how);
 }
