@@ -65,9 +65,17 @@ rpoll_service::rpoll_service(boost::asio::execution_context& context,
     io_context_ = io_context;
     if (!add_wake_to_epoll())
         fail();
+    anchor_ = std::make_shared<background_anchor>();
+    anchor_->service = this;
 }
 
 rpoll_service::~rpoll_service() {
+    {
+        // Background shutdown jobs still running touch nothing of this
+        // service from now on.
+        std::lock_guard anchor_lock(anchor_->mutex);
+        anchor_->service = nullptr;
+    }
     shutdown();
     ::close(wake_fd_);
     ::close(tick_fd_);
@@ -291,7 +299,8 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
         // epoll_fd_): the set costs O(waiting rsockets) to build, not
         // O(every socket of the context).
         for (socket_impl* impl : watched_) {
-            if (impl->closed_ || impl->in_poll_ != socket_impl::poller::none)
+            if (impl->closed_ || impl->in_poll_ != socket_impl::poller::none ||
+                impl->shutting_down_.load(std::memory_order_relaxed) > 0)
                 continue;
             short wanted = 0;
             if (impl->reads_.wants_poll())
@@ -731,6 +740,10 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                 op->ec_ = boost::asio::error::operation_aborted;
             } else if (op->state_.load(std::memory_order_acquire) == op_state::cancel_requested) {
                 op->ec_ = boost::asio::error::operation_aborted;
+            } else if (impl.shutting_down_.load(std::memory_order_acquire) > 0) {
+                // An rshutdown is under way: wait again; the shutdown job
+                // brings the socket back into the poll set when it returns.
+                finished = false;
             } else {
                 finished = op->perform(impl);
             }
@@ -897,19 +910,71 @@ boost::system::error_code rpoll_service::shutdown(socket_impl& impl, int how) {
             return impl.socket_.ops()->shutdown(impl.socket_.get(), how);
         fd = impl.socket_.get();
     }
-    // The socket's own lock is not held: a run of this socket's operations
-    // on the io_context must go on, since it may be what lets rshutdown
-    // finish. rsockets lock their own state. A close() after this shutdown
-    // queues behind it, so the descriptor is still this socket's when the
-    // job runs.
-    return detail::run_in_background(fd,
-                                     [fd, how] { (void)detail::rsocket_ops.shutdown(fd, how); });
+    // From here until the rshutdown returns, nothing else calls into the
+    // socket (socket_impl::shutting_down_); raised now, on the caller's
+    // thread, so that an operation started right after this call already
+    // waits for it.
+    {
+        std::lock_guard lock(mutex_);
+        impl.shutting_down_.fetch_add(1, std::memory_order_release);
+    }
+    // The socket's own lock is not held while rshutdown runs: it may wait
+    // for the peer, which may be served by this io_context, whose runs on
+    // other sockets take their own locks only. A close() after this
+    // shutdown queues behind it (same key), so the descriptor is still this
+    // socket's when the job runs.
+    return detail::run_in_background(
+        fd, [anchor = anchor_, self = impl.shared_from_this(), fd, how] {
+            shutdown_in_background(*anchor, *self, fd, how);
+        });
+}
+
+void rpoll_service::shutdown_in_background(background_anchor& anchor, socket_impl& impl, int fd,
+                                           int how) {
+    // A run in the middle of its call on this socket ends first; runs after
+    // it see shutting_down_ under the same lock.
+    { std::lock_guard io_lock(impl.io_mutex_); }
+    // Then no rpoll may have the descriptor in its set: a poller rebuilds
+    // its set without it once woken, a blocking wait returns and does not
+    // come back while shutting_down_ is raised.
+    for (;;) {
+        {
+            std::lock_guard anchor_lock(anchor.mutex);
+            rpoll_service* service = anchor.service;
+            if (!service)
+                break; // the service is gone, and with it every poller
+            std::unique_lock lock(service->mutex_);
+            if (impl.in_poll_ == socket_impl::poller::none && impl.blocking_waiters_ == 0)
+                break;
+            service->rpoll_set_dirty_ = true;
+            service->wake_poller(lock);
+            if (impl.blocking_waiters_ > 0) {
+                const std::uint64_t one = 1;
+                [[maybe_unused]] const auto n = ::write(impl.blocking_wake_fd_, &one, sizeof one);
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    (void)detail::rsocket_ops.shutdown(fd, how);
+    std::lock_guard anchor_lock(anchor.mutex);
+    if (rpoll_service* service = anchor.service) {
+        std::unique_lock lock(service->mutex_);
+        if (impl.shutting_down_.fetch_sub(1, std::memory_order_release) == 1) {
+            // Waits queued meanwhile go to the poller now.
+            service->rpoll_set_dirty_ = true;
+            service->on_wait_changed(lock);
+        }
+    } else {
+        impl.shutting_down_.fetch_sub(1, std::memory_order_release);
+    }
 }
 
 boost::system::error_code rpoll_service::begin_blocking_wait(socket_impl& impl, int& wake_fd) {
     std::lock_guard lock(mutex_);
     if (impl.closed_)
         return boost::asio::error::operation_aborted;
+    if (impl.shutting_down_.load(std::memory_order_relaxed) > 0)
+        return boost::asio::error::try_again;
     if (impl.blocking_wake_fd_ < 0) {
         impl.blocking_wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         if (impl.blocking_wake_fd_ < 0)
@@ -926,6 +991,10 @@ bool rpoll_service::end_blocking_wait(socket_impl& impl) {
     {
         std::lock_guard lock(mutex_);
         closed = impl.closed_;
+        // A shutdown job woke this wait to take the socket out of rpoll;
+        // that wake is spent (a close() sets closed_ before it signals).
+        if (!closed)
+            drain(impl.blocking_wake_fd_);
         if (--impl.blocking_waiters_ == 0 && impl.blocking_close_.is_valid()) {
             // The last waiter hands the descriptor on; the wake is spent, so
             // a reopened socket's next blocking wait sleeps again.

@@ -153,7 +153,20 @@ public:
     void set_retry_accept(detail::socket_impl& impl, bool on);
 
 private:
+    /// What a background shutdown job reaches the service through: the
+    /// service while it lives, null from its destructor on. Jobs hold it by
+    /// shared_ptr, so one that outlives the service touches nothing freed.
+    struct background_anchor {
+        std::mutex mutex;
+        rpoll_service* service = nullptr;
+    };
+
     rpoll_service(boost::asio::execution_context& context, boost::asio::io_context* io_context);
+    /// The background half of shutdown() for an rsocket: waits until
+    /// nothing else calls into the socket, runs rshutdown, then lets the
+    /// socket's waits go on.
+    static void shutdown_in_background(background_anchor& anchor, detail::socket_impl& impl,
+                                       int fd, int how);
     void shutdown() override;
 
     void ensure_poller_started(std::unique_lock<detail::futex_mutex>& lock);
@@ -264,6 +277,8 @@ private:
     /// poller (thread, busy); whoever made that rpoll disposes of them once
     /// it returns.
     std::vector<detail::unique_socket> deferred_closes_[2];
+
+    std::shared_ptr<background_anchor> anchor_;
 
 };
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <dlfcn.h>
@@ -50,6 +51,15 @@ namespace {
 long slowed_calls() {
     using counter = long (*)();
     const auto count = reinterpret_cast<counter>(::dlsym(RTLD_DEFAULT, "corio_slowed_rsocket_calls"));
+    BOOST_TEST_REQUIRE(count != nullptr,
+                       "run with LD_PRELOAD of test/support's libslow_rsocket_calls.so");
+    return count();
+}
+
+long calls_beside_shutdown() {
+    using counter = long (*)();
+    const auto count =
+        reinterpret_cast<counter>(::dlsym(RTLD_DEFAULT, "corio_rsocket_calls_beside_shutdown"));
     BOOST_TEST_REQUIRE(count != nullptr,
                        "run with LD_PRELOAD of test/support's libslow_rsocket_calls.so");
     return count();
@@ -237,4 +247,41 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(close_unmaps_every_region_before_it_retu
     BOOST_TEST(!registration.reset());
     client.close();
     co_await wait_for_background_jobs(60s);
+}
+
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_shutdown_never_runs_beside_its_sockets_own_io, 120s) {
+    const auto delay = injected_delay();
+    auto [a, b] = co_await corio::test::make_stream_pair();
+    const long beside_before = calls_beside_shutdown();
+
+    // A read waits on `a` (in rpoll) when its shutdown starts; data for it
+    // arrives while the (slowed) shutdown runs.
+    std::array<char, 16> buf{};
+    bool read_done = false;
+    error_code read_ec;
+    std::size_t read_n = 0;
+    a.async_read_some(asio::buffer(buf), [&](error_code ec, std::size_t n) {
+        read_ec = ec;
+        read_n = n;
+        read_done = true;
+    });
+    co_await sleep_for(50ms);
+    a.shutdown(corio::stream::shutdown_send);
+    // Another write on `a` after its send side is shut down, and reads on
+    // `b`, also wait their turn or fail cleanly; `b` sends meanwhile.
+    co_await asio::async_write(b, asio::buffer("during", 6), asio::use_awaitable);
+    co_await sleep_for(delay / 2);
+    BOOST_TEST(!read_done, "the read ran while the shutdown was under way");
+    co_await sleep_for(delay);
+    const auto deadline = clock_type::now() + 30s;
+    while (!read_done && clock_type::now() < deadline)
+        co_await sleep_for(5ms);
+    BOOST_TEST_REQUIRE(read_done);
+    BOOST_TEST(!read_ec, read_ec.message());
+    BOOST_TEST(std::string(buf.data(), read_n) == "during");
+    // The shutdown did its job: `b` reads the end of `a`'s stream.
+    auto [eof, n] = co_await b.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((eof == asio::error::eof), eof.message());
+    BOOST_TEST(calls_beside_shutdown() - beside_before == 0,
+               "I/O calls on a socket while its shutdown ran");
 }

@@ -4,12 +4,23 @@
 // (doc/architecture.md, "Which thread runs what"). Priming librdmacm's
 // services closes an rsocket per thread start, so it is slowed too.
 //
-// This file interposes the two calls rather than making them on corio's
+// It also watches the socket's own I/O while a shutdown of it runs: every
+// data call and every rpoll that has the descriptor in its set, at the same
+// time as that shutdown, is counted (corio_rsocket_calls_beside_shutdown):
+// v44's shutdown takes neither of the socket's locks and switches its
+// channels to blocking under such calls.
+//
+// This file interposes those calls rather than making them on corio's
 // behalf; rsocket_ops_confinement_test allows it by name.
 
 #include <atomic>
 #include <cstdlib>
+#include <new>
 #include <ctime>
+
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include <dlfcn.h>
 
@@ -43,6 +54,40 @@ Function next_definition(const char* name) {
 
 std::atomic<long> slowed_calls{0};
 
+// Per descriptor number: I/O calls in progress, and whether a shutdown is.
+constexpr int tracked = 1 << 16;
+std::atomic<int> io_in_progress[tracked];
+std::atomic<bool> shutdown_in_progress[tracked];
+std::atomic<long> beside_shutdown{0};
+
+bool trackable(int fd) { return fd >= 0 && fd < tracked; }
+
+/// Marks an I/O call on `fd` for its duration.
+class io_call {
+public:
+    explicit io_call(int fd) : fd_(trackable(fd) ? fd : -1) {
+        if (fd_ < 0)
+            return;
+        ++io_in_progress[fd_];
+        if (shutdown_in_progress[fd_])
+            ++beside_shutdown;
+    }
+    ~io_call() {
+        if (fd_ >= 0)
+            --io_in_progress[fd_];
+    }
+    io_call(const io_call&) = delete;
+    io_call& operator=(const io_call&) = delete;
+
+private:
+    int fd_;
+};
+
+void check_no_io(int fd) {
+    if (trackable(fd) && io_in_progress[fd] > 0)
+        ++beside_shutdown;
+}
+
 } // namespace
 
 extern "C" {
@@ -61,12 +106,63 @@ int rclose(int socket) {
     return real(socket);
 }
 
+/// I/O calls seen on a socket while a shutdown of it was under way.
+long corio_rsocket_calls_beside_shutdown() { return beside_shutdown.load(); }
+
 int rshutdown(int socket, int how) {
     static const auto real = next_definition<int (*)(int, int)>("rshutdown");
     if (slowing)
         ++slowed_calls;
+    const bool tracking = trackable(socket);
+    if (tracking) {
+        shutdown_in_progress[socket] = true;
+        check_no_io(socket);
+    }
     pause_for_a_while();
-    return real(socket, how);
+    if (tracking)
+        check_no_io(socket);
+    const int result = real(socket, how);
+    if (tracking)
+        shutdown_in_progress[socket] = false;
+    return result;
+}
+
+int rpoll(struct pollfd* fds, nfds_t nfds, int timeout) {
+    static const auto real = next_definition<int (*)(pollfd*, nfds_t, int)>("rpoll");
+    // At most a few sockets are watched at once in these tests.
+    constexpr nfds_t most = 64;
+    alignas(io_call) unsigned char storage[most][sizeof(io_call)];
+    const nfds_t marked = nfds < most ? nfds : most;
+    for (nfds_t i = 0; i < marked; ++i)
+        new (storage[i]) io_call(fds[i].fd);
+    const int result = real(fds, nfds, timeout);
+    for (nfds_t i = 0; i < marked; ++i)
+        reinterpret_cast<io_call*>(storage[i])->~io_call();
+    return result;
+}
+
+ssize_t rrecv(int socket, void* buf, size_t len, int flags) {
+    static const auto real = next_definition<ssize_t (*)(int, void*, size_t, int)>("rrecv");
+    io_call call(socket);
+    return real(socket, buf, len, flags);
+}
+
+ssize_t rsend(int socket, const void* buf, size_t len, int flags) {
+    static const auto real = next_definition<ssize_t (*)(int, const void*, size_t, int)>("rsend");
+    io_call call(socket);
+    return real(socket, buf, len, flags);
+}
+
+ssize_t rreadv(int socket, const struct iovec* iov, int iovcnt) {
+    static const auto real = next_definition<ssize_t (*)(int, const iovec*, int)>("rreadv");
+    io_call call(socket);
+    return real(socket, iov, iovcnt);
+}
+
+ssize_t rwritev(int socket, const struct iovec* iov, int iovcnt) {
+    static const auto real = next_definition<ssize_t (*)(int, const iovec*, int)>("rwritev");
+    io_call call(socket);
+    return real(socket, iov, iovcnt);
 }
 
 } // extern "C"

@@ -147,10 +147,12 @@ public:
             bool finished = true;
             {
                 std::lock_guard io_lock(impl.io_mutex_);
-                if (impl.socket_.is_valid())
-                    finished = op->perform(impl);
-                else
+                if (!impl.socket_.is_valid())
                     op->ec_ = boost::asio::error::bad_descriptor;
+                else if (impl.shutting_down_.load(std::memory_order_acquire) > 0)
+                    finished = false; // waits until the rshutdown has returned
+                else
+                    finished = op->perform(impl);
             }
             if (finished) {
                 // Done before anything could cancel it: no slot, no work

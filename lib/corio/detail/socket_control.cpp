@@ -1,5 +1,8 @@
 #include "corio/detail/socket_control.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -108,6 +111,7 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         // [0] the socket, [1] the eventfd close() signals.
         pollfd fds[2] = {};
         const socket_ops* ops_used = nullptr;
+        bool shutting_down = false;
         {
             std::lock_guard io_lock(impl.io_mutex_);
             if (!impl.socket_.is_valid()) {
@@ -115,21 +119,32 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
                 return 0;
             }
             ops_used = impl.socket_.ops();
-            const socket_ops& ops = *ops_used;
-            const std::size_t n = kind == wait_kind::read
-                                      ? ops.readv(impl.socket_.get(), iov, count, ec)
-                                      : ops.writev(impl.socket_.get(), iov, count, ec);
-            if (ec != boost::asio::error::would_block && ec != boost::asio::error::try_again)
-                return n;
-            fds[0] = {impl.socket_.get(),
-                      static_cast<short>(kind == wait_kind::read ? POLLIN : POLLOUT), 0};
+            // No call into a socket while its rshutdown runs (socket_impl::
+            // shutting_down_): a blocking caller simply waits it out.
+            shutting_down = impl.shutting_down_.load(std::memory_order_acquire) > 0;
+            if (!shutting_down) {
+                const std::size_t n = kind == wait_kind::read
+                                          ? ops_used->readv(impl.socket_.get(), iov, count, ec)
+                                          : ops_used->writev(impl.socket_.get(), iov, count, ec);
+                if (ec != boost::asio::error::would_block && ec != boost::asio::error::try_again)
+                    return n;
+                fds[0] = {impl.socket_.get(),
+                          static_cast<short>(kind == wait_kind::read ? POLLIN : POLLOUT), 0};
+            }
+        }
+        if (shutting_down) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            continue;
         }
         // The same rule as for the service's own waits: the descriptor is
         // not closed under this rpoll; a close() from another thread wakes
         // it and leaves the descriptor to end_blocking_wait.
         int wake_fd = -1;
-        if ((ec = service.begin_blocking_wait(impl, wake_fd)))
-            return 0;
+        if ((ec = service.begin_blocking_wait(impl, wake_fd))) {
+            if (ec != boost::asio::error::try_again)
+                return 0;
+            continue; // a shutdown started meanwhile: wait it out above
+        }
         fds[1] = {wake_fd, POLLIN, 0};
         ops_used->poll(fds, 2, poll_timeout::infinite, ec);
         if (!service.end_blocking_wait(impl)) {

@@ -123,6 +123,15 @@ public:
     bool retry_accept_ = false;
     /// close() ran: no new waits.
     bool closed_ = false;
+    /// Background rshutdowns of this socket under way. v44's rshutdown takes
+    /// neither of the socket's own locks and switches its channels to
+    /// blocking, so while it runs nothing else may call into the socket:
+    /// the poller leaves it out of its set, a run or a first try treats it as
+    /// would-block, and a blocking transfer waits. Written under the service
+    /// mutex; read under it (poller, blocking waits) or under io_mutex_
+    /// (runs), which the shutdown job takes once after raising it so that a
+    /// call already under way ends first.
+    std::atomic<int> shutting_down_{0};
     /// Blocking read_some/write_some calls waiting in their own rpoll on
     /// this socket's descriptor, and the eventfd that close() signals to
     /// end them (made at the first blocking wait). While any waits, close()
