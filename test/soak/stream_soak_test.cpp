@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -178,11 +179,15 @@ private:
             }
             if (hung == 0)
                 continue;
-            std::printf("FAIL: %d hung operation(s) (bound %lld s)\n", hung,
+            std::printf("FAIL: %d hung operation(s) (bound %lld s); aborting for a core\n", hung,
                         static_cast<long long>(bound_.count()));
             std::fflush(stdout);
-            // The io_context is stuck: no orderly way out is left.
-            std::_Exit(1);
+            // The io_context is stuck: no orderly way out is left. abort()
+            // leaves a core, from which test/softroce/guest-run prints
+            // every thread's backtrace. Boost.Test's handler would catch
+            // the signal and leave no core.
+            std::signal(SIGABRT, SIG_DFL);
+            std::abort();
         }
     }
 
@@ -491,8 +496,11 @@ asio::awaitable<void> kill_a_peer(soak_context& soak, int round, int k) {
     const char* peer_program = std::getenv("CORIO_STREAM_PEER");
     BOOST_TEST_REQUIRE(peer_program != nullptr, "CORIO_STREAM_PEER names the stream_peer program");
     auto executor = co_await asio::this_coro::executor;
+    std::optional<operation_watch::scope> opening(std::in_place, soak.watch,
+                                                  name + ": opening its listener");
     corio::acceptor acceptor(executor, corio::test::any_port_endpoint(),
                              corio::test::transport_under_test());
+    opening.reset();
     const auto where = acceptor.local_endpoint();
     const std::string program(peer_program);
     const std::string transport(corio::to_string(corio::test::transport_under_test()));
@@ -559,6 +567,8 @@ asio::awaitable<void> close_under_pending_accepts(std::vector<corio::acceptor>& 
             --pending;
         });
     co_await sleep_for(5ms);
+    const operation_watch::scope closing(soak.watch, "round " + std::to_string(round) +
+                                                         ": closing the listeners");
     for (auto& a : acceptors)
         a.close();
     const operation_watch::scope op(soak.watch, "round " + std::to_string(round) +
@@ -570,9 +580,12 @@ asio::awaitable<void> close_under_pending_accepts(std::vector<corio::acceptor>& 
 asio::awaitable<void> one_round(soak_context& soak, int round) {
     auto executor = co_await asio::this_coro::executor;
     std::vector<corio::acceptor> acceptors;
-    for (int i = 0; i < soak.settings.listeners; ++i)
+    for (int i = 0; i < soak.settings.listeners; ++i) {
+        const operation_watch::scope op(soak.watch, "round " + std::to_string(round) +
+                                                        ": opening listener " + std::to_string(i));
         acceptors.emplace_back(executor, corio::test::any_port_endpoint(),
                                corio::test::transport_under_test());
+    }
 
     int running = 0;
     std::exception_ptr failure;
