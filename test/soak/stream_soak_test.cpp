@@ -11,7 +11,7 @@
 // resident memory (RSS) grows beyond the tolerance printed at the end.
 //
 // Sized by the environment (defaults: tcp / rsocket):
-//   CORIO_SOAK_SECONDS      no new round starts after this     (20 / 40)
+//   CORIO_SOAK_SECONDS      no new round starts after this     (20 / 30)
 //   CORIO_SOAK_ROUNDS       at most this many rounds, at least 3,
 //                           the first a warm-up                (100 / 20)
 //   CORIO_SOAK_LISTENERS    acceptors listening at once        (16 / 8)
@@ -102,7 +102,7 @@ constexpr bool under_a_sanitizer = false;
 #endif
 
 struct soak_settings {
-    std::chrono::seconds duration{setting("CORIO_SOAK_SECONDS", 20, 40)};
+    std::chrono::seconds duration{setting("CORIO_SOAK_SECONDS", 20, 30)};
     int rounds = std::max(3, setting("CORIO_SOAK_ROUNDS", 100, 20));
     int listeners = setting("CORIO_SOAK_LISTENERS", 16, 8);
     int connections = setting("CORIO_SOAK_CONNECTIONS", 4, 2);
