@@ -520,17 +520,36 @@ asio::awaitable<void> kill_a_peer(soak_context& soak, int round, int k) {
     BOOST_TEST_REQUIRE(::posix_spawn(&child, peer_program, nullptr, nullptr, argv, envp.data()) == 0);
     struct reaper {
         pid_t pid;
+        bool reaped = false;
         ~reaper() {
+            if (reaped)
+                return;
             ::kill(pid, SIGKILL);
             int status = 0;
             ::waitpid(pid, &status, 0);
         }
     } reap{child};
+    // A peer that gives up (its connect refused) must not leave the accept
+    // waiting for the watchdog: the accept races the child's exit.
+    auto exit_of_the_peer = [&reap]() -> asio::awaitable<int> {
+        for (;;) {
+            int status = 0;
+            if (::waitpid(reap.pid, &status, WNOHANG) == reap.pid) {
+                reap.reaped = true;
+                co_return status;
+            }
+            co_await sleep_for(20ms);
+        }
+    };
 
     corio::stream server(executor);
     {
         const operation_watch::scope op(soak.watch, name + ": accept the peer and read its ready");
-        server = co_await acceptor.async_accept(asio::use_awaitable);
+        auto first = co_await (acceptor.async_accept(asio::use_awaitable) || exit_of_the_peer());
+        const int exited = first.index() == 1 ? std::get<1>(first) : 0;
+        BOOST_TEST_REQUIRE(first.index() == 0u, name << ": the peer exited (wait status "
+                                                     << exited << ") before it was accepted");
+        server = std::move(std::get<0>(first));
         std::array<char, 5> ready{};
         co_await asio::async_read(server, asio::buffer(ready), asio::use_awaitable);
     }
