@@ -23,6 +23,7 @@
 #include <corio/stream.hpp>
 
 #include "coroutine_test.hpp"
+#include "skip_if.hpp"
 #include "transport_under_test.hpp"
 
 CORIO_TEST_TRANSPORT_FIXTURE();
@@ -64,9 +65,7 @@ std::vector<unsigned char> pattern(std::size_t n) {
 
 } // namespace
 
-CORIO_COROUTINE_TEST_CASE(a_stream_without_iomap_size_has_no_iomap_on_tcp) {
-    if (on_rsockets())
-        co_return;
+CORIO_COROUTINE_TEST_CASE(a_stream_without_iomap_size_has_no_iomap_on_tcp, *corio::test::skip_if(corio::test::tcp_only)) {
     auto [client, server] = co_await corio::test::make_stream_pair();
     std::array<unsigned char, 64> region{};
     error_code ec;

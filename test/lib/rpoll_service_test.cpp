@@ -193,10 +193,17 @@ BOOST_AUTO_TEST_CASE(a_closed_socket_s_number_is_reused_safely) {
 
     // The next sockets take the freed numbers; the reactor must have let go
     // of the old registration without closing anything, or these would
-    // fail or see another socket's events.
+    // fail or see another socket's events. Linux hands out the lowest free
+    // number: the new pair's acceptor takes the old one's, freed when the
+    // first pair was made, and its client the closed server's.
     auto second = make_pair_on(context);
     BOOST_TEST_MESSAGE("closed fd " << old_fd << ", new fds " << second.first.native_handle()
                                     << " and " << second.second.native_handle());
+    BOOST_TEST_REQUIRE((second.first.native_handle() == old_fd ||
+                        second.second.native_handle() == old_fd),
+                       "the closed descriptor " << old_fd << " was not reused: new pair "
+                                                << second.first.native_handle() << ", "
+                                                << second.second.native_handle());
     round_trip(context, second, "reused");
     round_trip(context, second, "again");
 

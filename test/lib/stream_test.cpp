@@ -194,12 +194,15 @@ CORIO_COROUTINE_TEST_CASE(every_completion_token) {
     co_await asio::async_read(server, asio::buffer(buf, 2), asio::use_awaitable);
     BOOST_TEST(std::string(buf.data(), 2) == "cb");
 
-    // deferred: nothing starts until the deferred operation is awaited.
+    // deferred: nothing starts until the deferred operation is awaited. A
+    // write made in between reaches the peer first, which it could not if
+    // the deferred write had been sent when it was made.
     auto deferred_write = client.async_write_some(asio::buffer("df", 2), asio::deferred);
     co_await sleep_for(5ms);
+    co_await asio::async_write(client, asio::buffer("nw", 2), asio::use_awaitable);
     BOOST_TEST(co_await std::move(deferred_write)(asio::use_awaitable) == 2u);
-    co_await asio::async_read(server, asio::buffer(buf, 2), asio::use_awaitable);
-    BOOST_TEST(std::string(buf.data(), 2) == "df");
+    co_await asio::async_read(server, asio::buffer(buf, 4), asio::use_awaitable);
+    BOOST_TEST(std::string(buf.data(), 4) == "nwdf");
 
     // as_tuple
     auto [ec, n] = co_await client.async_write_some(asio::buffer("at", 2),
@@ -220,6 +223,39 @@ CORIO_COROUTINE_TEST_CASE(every_completion_token) {
     BOOST_TEST(co_await wait_until(called));
     BOOST_TEST(in_strand);
     co_await asio::async_read(server, asio::buffer(buf, 2), asio::use_awaitable);
+}
+
+CORIO_COROUTINE_TEST_CASE(a_plain_callback_never_runs_inside_the_initiating_call) {
+    auto [client, server] = co_await make_stream_pair();
+    // On a ready socket the first nonblocking try succeeds inside the
+    // initiating call; its handler must still wait for the executor, as
+    // Asio's rule says, or a caller holding a lock around the call deadlocks.
+    bool wrote = false;
+    error_code write_ec;
+    client.async_write_some(asio::buffer("ab", 2), [&](error_code ec, std::size_t) {
+        write_ec = ec;
+        wrote = true;
+    });
+    BOOST_TEST(!wrote);
+    BOOST_TEST_REQUIRE(co_await wait_until(wrote));
+    BOOST_TEST(!write_ec, write_ec.message());
+
+    // Both bytes went in one send, so once the first is read the second is
+    // already waiting: the next read finds its socket ready.
+    std::array<char, 1> first{};
+    co_await asio::async_read(server, asio::buffer(first), asio::use_awaitable);
+    bool read = false;
+    std::array<char, 8> rest{};
+    std::size_t got = 0;
+    server.async_read_some(asio::buffer(rest), [&](error_code, std::size_t n) {
+        got = n;
+        read = true;
+    });
+    BOOST_TEST(!read);
+    BOOST_TEST_REQUIRE(co_await wait_until(read));
+    BOOST_TEST_REQUIRE(got == 1u);
+    BOOST_TEST(first[0] == 'a');
+    BOOST_TEST(rest[0] == 'b');
 }
 
 BOOST_AUTO_TEST_CASE(use_future_with_the_context_on_another_thread) {

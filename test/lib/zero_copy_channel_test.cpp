@@ -33,6 +33,7 @@
 #include <corio/zero_copy_channel.hpp>
 
 #include "coroutine_test.hpp"
+#include "skip_if.hpp"
 #include "transport_under_test.hpp"
 
 CORIO_TEST_TRANSPORT_FIXTURE();
@@ -45,8 +46,6 @@ using boost::system::error_code;
 using corio::test::make_mappable_stream_pair;
 
 namespace {
-
-bool on_rsockets() { return corio::test::transport_under_test() == corio::transport::rsocket; }
 
 /// Byte i of message k.
 unsigned char pattern_byte(std::uint64_t k, std::size_t i) {
@@ -467,9 +466,7 @@ CORIO_COROUTINE_TEST_CASE(a_handshake_with_anything_but_a_corio_sender_of_this_v
     BOOST_TEST((send_ec == corio::error::protocol_error), send_ec.message());
 }
 
-CORIO_COROUTINE_TEST_CASE(a_stream_without_iomap_size_cannot_carry_a_channel_on_tcp) {
-    if (on_rsockets())
-        co_return;
+CORIO_COROUTINE_TEST_CASE(a_stream_without_iomap_size_cannot_carry_a_channel_on_tcp, *corio::test::skip_if(corio::test::tcp_only)) {
     auto [client, server] = co_await corio::test::make_stream_pair();
     corio::zero_copy_receiver rx(std::move(server), {2, 64});
     auto [ec] = co_await rx.async_handshake(asio::as_tuple(asio::use_awaitable));

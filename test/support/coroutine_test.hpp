@@ -20,11 +20,15 @@ void run_coroutine(const std::function<boost::asio::awaitable<void>()>& body,
 } // namespace corio::test
 
 /// A test case whose body is a boost::asio::awaitable<void>, run with
-/// run_coroutine and the default deadline.
-#define CORIO_COROUTINE_TEST_CASE(name)                                                            \
-    CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(name, ::corio::test::default_deadline)
+/// run_coroutine and the default deadline. Decorators may follow the name,
+/// as in BOOST_AUTO_TEST_CASE (e.g. `*corio::test::skip_if(reason)`).
+#define CORIO_COROUTINE_TEST_CASE(name, ...)                                                       \
+    CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(name, ::corio::test::default_deadline __VA_OPT__(, ) \
+                                                                                   __VA_ARGS__)
 
-#define CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(name, deadline)                                    \
+#define CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(name, deadline, ...)                               \
     static ::boost::asio::awaitable<void> name##_coroutine();                                      \
-    BOOST_AUTO_TEST_CASE(name) { ::corio::test::run_coroutine(&name##_coroutine, deadline); }      \
+    BOOST_AUTO_TEST_CASE(name __VA_OPT__(, ) __VA_ARGS__) {                                        \
+        ::corio::test::run_coroutine(&name##_coroutine, deadline);                                 \
+    }                                                                                              \
     static ::boost::asio::awaitable<void> name##_coroutine()

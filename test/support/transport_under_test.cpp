@@ -41,6 +41,12 @@ boost::asio::ip::address address_under_test() {
     return boost::asio::ip::make_address(text);
 }
 
+std::optional<std::string> tcp_only() {
+    if (transport_under_test() == corio::transport::tcp)
+        return std::nullopt;
+    return "checks the tcp transport only";
+}
+
 transport_available::transport_available() {
     if (transport_under_test() != corio::transport::rsocket || corio::rdma_available())
         return;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+#include <string>
 #include <utility>
 
 #include <boost/asio/awaitable.hpp>
@@ -29,6 +31,10 @@ boost::asio::ip::address address_under_test();
 
 /// An endpoint on address_under_test() with a port the system picks.
 inline boost::asio::ip::tcp::endpoint any_port_endpoint() { return {address_under_test(), 0}; }
+
+/// For corio::test::skip_if: a reason to skip a case that checks what only
+/// the tcp transport does, when the transport under test is rsocket.
+std::optional<std::string> tcp_only();
 
 /// A global fixture: for the rsocket transport without an RDMA device, it
 /// prints the reason and exits 77 (SKIP).

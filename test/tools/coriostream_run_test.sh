@@ -49,6 +49,26 @@ run() {
   done
 }
 
+# wait_bounded PID SECONDS WHAT: waits for the background process PID, at
+# most SECONDS, and leaves its exit status in $waited. On expiry it kills
+# PID, fails saying WHAT it waited for, and sets $waited to 124.
+wait_bounded() {
+  local pid=$1 limit=$2 what=$3 tenths=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((tenths >= limit * 10)); then
+      kill -KILL "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      fail "waited $limit s for $what; killed it"
+      waited=124
+      return 1
+    fi
+    sleep 0.1
+    tenths=$((tenths + 1))
+  done
+  wait "$pid"
+  waited=$?
+}
+
 # expect_success WHAT: the last run exited 0 and said nothing on stderr but
 # notices.
 expect_success() {
@@ -162,7 +182,8 @@ errors)
     >"$scratch/out" 2>"$scratch/err"
   status=$?
   err=$(cat "$scratch/err")
-  [[ $status != 0 ]] || fail "connecting to a closed port exited 0"
+  # coriostream exits 1 for every failure; anything else (139: a crash) fails.
+  [[ $status == 1 ]] || fail "connecting to a closed port exited $status, expected 1"
   [[ $err == "coriostream: connect 127.0.0.1:$port: Connection refused" ]] ||
     fail "closed port: stderr is '$err'"
 
@@ -177,13 +198,14 @@ errors)
   "$coriostream" -s no-such-host.invalid --transport tcp --data-path stream \
     >"$scratch/out" 2>"$scratch/err"
   status=$?
-  [[ $status != 0 ]] || fail "an unknown host exited 0"
+  [[ $status == 1 ]] || fail "an unknown host exited $status, expected 1"
   grep -q '^coriostream: getaddrinfo no-such-host.invalid:7471: ' "$scratch/err" ||
     fail "unknown host: stderr is '$(cat "$scratch/err")'"
 
   "$coriostream" -s 127.0.0.1 -f gid >"$scratch/out" 2>"$scratch/err"
-  [[ $? == 1 && $(cat "$scratch/err") == "coriostream: -f gid is not supported yet (it needs rdma_getaddrinfo)" ]] ||
-    fail "-f gid: $(cat "$scratch/err")"
+  status=$?
+  [[ $status == 1 && $(cat "$scratch/err") == "coriostream: -f gid is not supported yet (it needs rdma_getaddrinfo)" ]] ||
+    fail "-f gid: exited $status: $(cat "$scratch/err")"
   ;;
 
 timeout)
@@ -196,21 +218,23 @@ listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", int(sys.argv[1])))
 listener.listen(1)
+listener.settimeout(30)
 print("listening", flush=True)
 peer, _ = listener.accept()
 time.sleep(30)
 ' "$port" >"$scratch/peer" &
   helper_pid=$!
-  for _ in $(seq 50); do
+  for _ in $(seq 100); do
     [[ -s $scratch/peer ]] && break
     sleep 0.1
   done
+  [[ -s $scratch/peer ]] || fail "a silent peer: the Python peer was not listening within 10 s"
   start=$SECONDS
   "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --data-path stream --timeout 1 \
     >"$scratch/out" 2>"$scratch/err"
   status=$?
   err=$(cat "$scratch/err")
-  [[ $status != 0 ]] || fail "a silent peer: exited 0"
+  [[ $status == 1 ]] || fail "a silent peer: exited $status, expected 1"
   [[ $err == "coriostream: timed out: no progress from the peer for 1 s (--timeout)" ]] ||
     fail "a silent peer: stderr is '$err'"
   ((SECONDS - start <= 10)) || fail "a silent peer: gave up only after $((SECONDS - start)) s"
@@ -221,66 +245,111 @@ progress)
   # stderr is a terminal, erased before the row is printed; none when it is
   # not. The peer speaks rstream's protocol and answers each of 6 transfers
   # after 0.6 s, so the row takes about 3.6 s on any machine.
+  #
+  # Every wait here is bounded and names what it waited for. In a fresh
+  # Debian 12 minbase root this test once hung until meson's timeout with
+  # no output: without a mounted /dev/pts, script(1) cannot open a
+  # pseudo-terminal and exits at once (its message went to /dev/null), so
+  # coriostream never connected, the peer sat in accept() forever, and an
+  # unbounded `wait` on it never returned.
   command -v script >/dev/null || { echo "SKIP: script(1) not found (util-linux)"; exit 77; }
   slow_peer() {
+    : >"$scratch/peer"
     python3 -c '
 import socket, sys, time
-def exactly(s, n):
+def exactly(s, n, what):
     data = b""
     while len(data) < n:
-        chunk = s.recv(n - len(data))
+        try:
+            chunk = s.recv(n - len(data))
+        except socket.timeout:
+            sys.exit("slow peer: no %s from coriostream within 20 s" % what)
         if not chunk:
-            sys.exit(1)
+            sys.exit("slow peer: coriostream closed the connection before its %s" % what)
         data += chunk
     return data
 listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", int(sys.argv[1])))
 listener.listen(1)
+listener.settimeout(20)
 print("listening", flush=True)
-peer, _ = listener.accept()
-peer.sendall(exactly(peer, 16))
-for _ in range(6):
-    data = exactly(peer, 64)
+try:
+    peer, _ = listener.accept()
+except socket.timeout:
+    sys.exit("slow peer: coriostream did not connect within 20 s")
+print("connected", flush=True)
+peer.settimeout(20)
+peer.sendall(exactly(peer, 16, "handshake"))
+for i in range(6):
+    data = exactly(peer, 64, "transfer %d" % (i + 1))
     time.sleep(0.6)
     peer.sendall(data)
-' "$1" >"$scratch/peer" &
+    print("answered transfer %d" % (i + 1), flush=True)
+' "$1" >"$scratch/peer" 2>"$scratch/peer.err" &
     helper_pid=$!
-    for _ in $(seq 50); do
+    for _ in $(seq 100); do
       [[ -s $scratch/peer ]] && return 0
+      kill -0 "$helper_pid" 2>/dev/null || break
       sleep 0.1
     done
+    fail "progress: the slow peer was not listening within 10 s: $(cat "$scratch/peer.err")"
     return 1
   }
-  slow_run=(--transport tcp --data-path stream -S 64 -C 1 -I 6)
+  # end_slow_peer WHAT: once coriostream has ended, its peer of run WHAT
+  # has nothing left to wait for; a few seconds bound its exit.
+  end_slow_peer() {
+    wait_bounded "$helper_pid" 5 "the slow peer (Python) of '$1' to exit after coriostream ended (its last words: $(tail -n 1 "$scratch/peer"))"
+    helper_pid=
+    [[ $waited == 0 || $waited == 124 ]] ||
+      fail "progress ($1): the slow peer exited $waited: $(cat "$scratch/peer.err")"
+  }
+  # --timeout: coriostream itself gives up on a peer that stops answering.
+  slow_run=(--transport tcp --data-path stream -S 64 -C 1 -I 6 --timeout 10)
 
   # stderr on a terminal: script(1) gives the command a pty, and records
-  # only stderr, since stdout goes to a file.
-  port=$(random_port)
-  slow_peer "$port" || fail "progress: the slow peer did not start"
-  script -q -e -c "$(printf '%q ' "$coriostream" "${slow_run[@]}" -s 127.0.0.1 -p "$port") >$scratch/out" \
-    "$scratch/tty" >/dev/null 2>&1
+  # only stderr, since stdout goes to a file. First make sure it can: it
+  # needs a pseudo-terminal (/dev/pts), and with stdin closed it runs the
+  # command without one.
+  no_terminal=
+  timeout 10 script -q -e -c 'test -t 2' /dev/null </dev/null >/dev/null 2>"$scratch/script.err"
   status=$?
-  wait "$helper_pid"
-  helper_pid=
-  out=$(cat "$scratch/out")
-  tty=$(tr -d '\r' <"$scratch/tty")
-  [[ $status == 0 ]] || fail "progress (terminal): exited $status: $tty"
-  grep -Eq 'coriostream: custom +[0-9]+%' <<<"$tty" ||
-    fail "progress (terminal): no progress line on stderr: $(cat -v <<<"$tty")"
-  grep -q $'\e\[K' <<<"$tty" || fail "progress (terminal): the line is never erased: $(cat -v <<<"$tty")"
-  check_table "progress (terminal)" custom
+  if [[ $status != 0 ]]; then
+    no_terminal="script(1) cannot give a command a terminal here (status $status: $(cat "$scratch/script.err"); is /dev/pts mounted?)"
+    echo "progress (terminal): not run: $no_terminal"
+  else
+    port=$(random_port)
+    if slow_peer "$port"; then
+      timeout 30 script -q -e -c "$(printf '%q ' "$coriostream" "${slow_run[@]}" -s 127.0.0.1 -p "$port") >$scratch/out" \
+        "$scratch/tty" </dev/null >/dev/null 2>"$scratch/script.err"
+      status=$?
+      ((status != 124)) || fail "progress (terminal): coriostream under script(1) did not finish within 30 s"
+      end_slow_peer terminal
+      out=$(cat "$scratch/out")
+      tty=$(tr -d '\r' <"$scratch/tty")
+      [[ $status == 0 ]] || fail "progress (terminal): exited $status: $tty $(cat "$scratch/script.err")"
+      grep -Eq 'coriostream: custom +[0-9]+%' <<<"$tty" ||
+        fail "progress (terminal): no progress line on stderr: $(cat -v <<<"$tty")"
+      grep -q $'\e\[K' <<<"$tty" || fail "progress (terminal): the line is never erased: $(cat -v <<<"$tty")"
+      check_table "progress (terminal)" custom
+    fi
+  fi
 
   # stderr not a terminal: nothing on it.
   port=$(random_port)
-  slow_peer "$port" || fail "progress: the slow peer did not start"
-  "$coriostream" "${slow_run[@]}" -s 127.0.0.1 -p "$port" >"$scratch/out" 2>"$scratch/err"
-  status=$?
-  wait "$helper_pid"
-  helper_pid=
-  out=$(cat "$scratch/out")
-  err=$(cat "$scratch/err")
-  expect_success "progress (no terminal)" && check_table "progress (no terminal)" custom
+  if slow_peer "$port"; then
+    timeout 30 "$coriostream" "${slow_run[@]}" -s 127.0.0.1 -p "$port" >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    ((status != 124)) || fail "progress (no terminal): coriostream did not finish within 30 s"
+    end_slow_peer "no terminal"
+    out=$(cat "$scratch/out")
+    err=$(cat "$scratch/err")
+    expect_success "progress (no terminal)" && check_table "progress (no terminal)" custom
+  fi
+  if ((failures == 0)) && [[ -n $no_terminal ]]; then
+    echo "SKIP: the no-terminal half passed, but the progress line needs a terminal: $no_terminal"
+    exit 77
+  fi
   ;;
 
 rstream)
@@ -321,8 +390,10 @@ rstream)
     fi
     timeout 240 "${client[@]}" -s 127.0.0.1 -p "$port" >"$scratch/out" 2>"$scratch/err"
     status=$?
-    wait "$helper_pid"
-    server_status=$?
+    ((status != 124)) || fail "$direction: the ${client[0]} client did not finish within 240 s"
+    # The server ends with its client; rstream has no timeout of its own.
+    wait_bounded "$helper_pid" 60 "the ${server[0]} server to exit after its client ($direction)"
+    server_status=$waited
     helper_pid=
     out=$(cat "$scratch/out")
     err=$(cat "$scratch/err")
