@@ -20,6 +20,9 @@ error_code open_socket(rpoll_service& service, socket_impl& impl, transport t, i
         if (impl.socket_.is_valid())
             return boost::asio::error::already_open;
     }
+    // udp names kernel datagram sockets: a stream cannot be one.
+    if (t == transport::udp)
+        return boost::asio::error::invalid_argument;
     t = resolve_transport(t);
     const socket_ops& ops = ops_for(t);
     error_code ec;
