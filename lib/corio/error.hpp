@@ -38,6 +38,10 @@ enum class error {
     /// it corrupts memory beyond that room, so corio refuses the connect or
     /// accept instead (doc/architecture.md, CORIO_RSOCKET_CM_CAPACITY).
     rsocket_service_full,
+    /// rdma-core's datagram rsockets cannot address this RDMA port: v44
+    /// gives each datagram socket an address handle without a GRH, which
+    /// every RoCE port (Soft-RoCE included) refuses (doc/architecture.md).
+    rsocket_datagram_unaddressable,
 };
 
 /// Portable conditions, matched by codes from several categories.

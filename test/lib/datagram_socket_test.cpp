@@ -53,7 +53,9 @@ corio::datagram_socket bound_socket(const asio::any_io_executor& executor) {
 }
 
 // Whether datagrams flow on this transport here: v44 rsockets on RoCE fail
-// their first send (the address handle a RoCE port refuses).
+// their first send with rsocket_datagram_unaddressable (the address handle
+// a RoCE port refuses). Any other outcome lets the cases run, so that an
+// unexpected error fails them instead of skipping them.
 bool datagrams_flow() {
     static const bool flow = [] {
         if (datagram_transport() != corio::transport::rsocket)
@@ -65,7 +67,7 @@ bool datagrams_flow() {
         a.send_to(asio::buffer(&byte, 1), a.local_endpoint(), ec);
         if (ec)
             BOOST_TEST_MESSAGE("datagram rsockets cannot send here: " << ec.message());
-        return !ec;
+        return ec != corio::error::rsocket_datagram_unaddressable;
     }();
     return flow;
 }
@@ -294,6 +296,12 @@ BOOST_AUTO_TEST_CASE(options_and_endpoints) {
     a.remote_endpoint(ec);
     BOOST_TEST(ec == asio::error::not_connected);
     auto b = bound_socket(io.get_executor());
+    if (!datagrams_flow()) {
+        // The known v44 gap: the refusal must be the named one.
+        a.connect(b.local_endpoint(), ec);
+        BOOST_TEST((ec == corio::error::rsocket_datagram_unaddressable), ec.message());
+        return;
+    }
     a.connect(b.local_endpoint());
     BOOST_TEST(a.remote_endpoint() == b.local_endpoint());
 }

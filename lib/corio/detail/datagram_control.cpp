@@ -44,7 +44,7 @@ error_code connect_datagram(rpoll_service& service, socket_impl& impl, transport
     std::lock_guard io_lock(impl.io_mutex_);
     if (!impl.socket_.is_valid())
         return boost::asio::error::bad_descriptor;
-    const auto ec = impl.socket_.ops()->connect(impl.socket_.get(), peer.data(),
+    const auto ec = impl.socket_.ops()->connect_datagram(impl.socket_.get(), peer.data(),
                                                 static_cast<socklen_t>(peer.size()));
     if (!ec)
         impl.phase_ = socket_impl::phase::connected;

@@ -239,6 +239,7 @@ const socket_ops framed_tcp_ops = {
     .iomap = iomap,
     .iounmap = iounmap,
     .iowrite = iowrite,
+    .connect_datagram = connect,
     .sendto = sendto,
     .recvfrom = recvfrom,
     .max_datagram = max_datagram,

@@ -171,6 +171,7 @@ const socket_ops posix_socket_ops = {
     .iomap = iomap,
     .iounmap = iounmap,
     .iowrite = iowrite,
+    .connect_datagram = connect,
     .sendto = sendto,
     .recvfrom = recvfrom,
     .max_datagram = max_datagram,

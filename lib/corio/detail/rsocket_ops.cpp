@@ -501,6 +501,25 @@ std::size_t iowrite(int s, const void* buf, std::size_t count, off_t offset,
 // the MTU's.)
 constexpr std::size_t datagram_slot = 2048;
 
+// A datagram rsocket makes its UD queue pair, and an address handle to that
+// queue pair itself, at its first connect or send. v44 makes that handle
+// with a LID and no GRH, which every RoCE port refuses (EINVAL); the error
+// path then removes the completion channel from an epoll set it never
+// joined, and it is that ENOENT which rsockets report. Nothing else in that
+// path gives ENOENT once the rsocket exists (without an RDMA device,
+// rsocket() fails first), so it is named for what it is.
+error_code datagram_error(error_code ec) {
+    if (ec == boost::system::errc::no_such_file_or_directory)
+        return error::rsocket_datagram_unaddressable;
+    return ec;
+}
+
+// rconnect on a datagram rsocket only records the peer: it never joins the
+// connection service, so no room is claimed there.
+error_code connect_datagram(int s, const sockaddr* addr, socklen_t len) {
+    return datagram_error(status_of(::rconnect(s, addr, len)));
+}
+
 std::size_t max_datagram(int family) {
     return datagram_slot - (family == AF_INET6 ? 28 : 16);
 }
@@ -527,7 +546,9 @@ std::size_t sendto(int s, const iovec* iov, int iovcnt, const sockaddr* to, sock
         }
         data = bounce;
     }
-    return count_of(::rsendto(s, data, len, 0, to, to ? to_len : 0), ec);
+    const std::size_t n = count_of(::rsendto(s, data, len, 0, to, to ? to_len : 0), ec);
+    ec = datagram_error(ec);
+    return n;
 }
 
 std::size_t recvfrom(int s, const iovec* iov, int iovcnt, sockaddr* from, socklen_t* from_len,
@@ -571,6 +592,7 @@ const socket_ops rsocket_ops = {
     .iomap = iomap,
     .iounmap = iounmap,
     .iowrite = iowrite,
+    .connect_datagram = connect_datagram,
     .sendto = sendto,
     .recvfrom = recvfrom,
     .max_datagram = max_datagram,

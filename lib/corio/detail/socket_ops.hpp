@@ -70,9 +70,11 @@ struct socket_ops {
     // gathered buffers as one datagram, to `to` (null: the connected peer);
     // recvfrom scatters one datagram into the buffers and gives its source
     // in `from` (may be null), a datagram longer than the buffers losing
-    // its tail, as recvfrom(2) does. max_datagram returns the largest
+    // its tail, as recvfrom(2) does. connect_datagram sets a datagram
+    // socket's peer, which never waits. max_datagram returns the largest
     // payload the transport carries for `family` (AF_INET, AF_INET6), or 0
     // when it has no datagram sockets.
+    boost::system::error_code (*connect_datagram)(int s, const sockaddr* addr, socklen_t len);
     std::size_t (*sendto)(int s, const iovec* iov, int iovcnt, const sockaddr* to,
                           socklen_t to_len, boost::system::error_code& ec);
     std::size_t (*recvfrom)(int s, const iovec* iov, int iovcnt, sockaddr* from,
