@@ -2,8 +2,6 @@
 
 #include <mutex>
 
-#include <poll.h>
-
 #include <boost/asio/error.hpp>
 
 #include <corio/detail/socket_impl.hpp>
@@ -80,26 +78,10 @@ std::size_t datagram_call(socket_impl& impl, wait_kind kind, const iovec* iov, i
 
 std::size_t blocking_datagram(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
                               boost::asio::ip::udp::endpoint* peer, error_code& ec) {
-    for (;;) {
-        pollfd fd{};
-        const socket_ops* ops_used = nullptr;
-        {
-            std::lock_guard io_lock(impl.io_mutex_);
-            if (!impl.socket_.is_valid()) {
-                ec = boost::asio::error::bad_descriptor;
-                return 0;
-            }
-            ops_used = impl.socket_.ops();
-            const std::size_t n = datagram_call(impl, kind, iov, count, peer, ec);
-            if (!datagram_would_block(ec))
-                return n;
-            fd = {impl.socket_.get(), static_cast<short>(kind == wait_kind::read ? POLLIN : POLLOUT),
-                  0};
-        }
-        ops_used->poll(&fd, 1, poll_timeout::infinite, ec);
-        if (ec && ec != boost::asio::error::interrupted)
-            return 0;
-    }
+    return blocking_call(
+        impl, kind,
+        [&](error_code& call_ec) { return datagram_call(impl, kind, iov, count, peer, call_ec); },
+        ec);
 }
 
 } // namespace corio::detail

@@ -101,12 +101,8 @@ boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote, e
     return endpoint;
 }
 
-std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
-                              std::size_t total, error_code& ec) {
-    if (total == 0) {
-        ec.clear();
-        return 0;
-    }
+std::size_t blocking_call(socket_impl& impl, wait_kind kind,
+                          const std::function<std::size_t(error_code&)>& call, error_code& ec) {
     for (;;) {
         pollfd fd{};
         const socket_ops* ops_used = nullptr;
@@ -117,10 +113,7 @@ std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* io
                 return 0;
             }
             ops_used = impl.socket_.ops();
-            const socket_ops& ops = *ops_used;
-            const std::size_t n = kind == wait_kind::read
-                                      ? ops.readv(impl.socket_.get(), iov, count, ec)
-                                      : ops.writev(impl.socket_.get(), iov, count, ec);
+            const std::size_t n = call(ec);
             if (ec != boost::asio::error::would_block && ec != boost::asio::error::try_again)
                 return n;
             fd = {impl.socket_.get(), static_cast<short>(kind == wait_kind::read ? POLLIN : POLLOUT),
@@ -130,6 +123,22 @@ std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* io
         if (ec && ec != boost::asio::error::interrupted)
             return 0;
     }
+}
+
+std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
+                              std::size_t total, error_code& ec) {
+    if (total == 0) {
+        ec.clear();
+        return 0;
+    }
+    return blocking_call(
+        impl, kind,
+        [&](error_code& call_ec) {
+            const socket_ops& ops = *impl.socket_.ops();
+            return kind == wait_kind::read ? ops.readv(impl.socket_.get(), iov, count, call_ec)
+                                           : ops.writev(impl.socket_.get(), iov, count, call_ec);
+        },
+        ec);
 }
 
 error_code check_option_allowed(const socket_impl& impl, bool rdma_only) {
