@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE datagram_socket
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -77,6 +78,16 @@ struct flowing {
         boost::test_tools::assertion_result result(datagrams_flow());
         result.message() << "rdma-core v44's datagram rsockets send nothing on a RoCE port "
                             "(doc/architecture.md, \"Datagram rsockets on RoCE\")";
+        return result;
+    }
+};
+
+// rsockets have no loopback device, and the guest's RDMA device has an IPv4
+// address only.
+struct on_udp {
+    boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+        boost::test_tools::assertion_result result(datagram_transport() == corio::transport::udp);
+        result.message() << "needs IPv6 on the loopback: kernel UDP only";
         return result;
     }
 };
@@ -280,6 +291,24 @@ CORIO_COROUTINE_TEST_CASE(bad_input_is_refused_before_any_call) {
     a.get_option(size, blocking_ec);
     BOOST_TEST(blocking_ec == asio::error::bad_descriptor);
     BOOST_TEST(a.max_datagram_size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(ipv6_datagrams_on_the_loopback, *boost::unit_test::precondition(on_udp())) {
+    asio::io_context io;
+    corio::datagram_socket a(io.get_executor(), datagram_transport());
+    a.open(datagram_transport(), udp::v6());
+    a.bind({asio::ip::address_v6::loopback(), 0});
+    BOOST_TEST(a.max_datagram_size(udp::v6()) == 65527u);
+    std::vector<char> out(65527, 'v'), in(65536);
+    BOOST_TEST(a.send_to(asio::buffer(out), a.local_endpoint()) == out.size());
+    udp::endpoint from;
+    BOOST_TEST(a.receive_from(asio::buffer(in), from) == out.size());
+    BOOST_TEST(from == a.local_endpoint());
+    BOOST_TEST(std::equal(out.begin(), out.end(), in.begin()));
+    boost::system::error_code ec;
+    out.push_back('v');
+    a.send_to(asio::buffer(out), a.local_endpoint(), ec);
+    BOOST_TEST(ec == asio::error::message_size);
 }
 
 BOOST_AUTO_TEST_CASE(options_and_endpoints) {
