@@ -33,13 +33,19 @@ namespace corio {
 template <class Executor = boost::asio::any_io_executor>
 class basic_acceptor {
 public:
+    /// The executor the acceptor's operations complete on by default.
     using executor_type = Executor;
+    /// An IP address and port: corio addresses rsockets and kernel sockets alike.
     using endpoint_type = boost::asio::ip::tcp::endpoint;
+    /// An rsocket number (rsocket transport) or a kernel file descriptor (tcp).
     using native_handle_type = int;
+    /// The stream async_accept makes for each connection.
     using stream_type = basic_stream<Executor>;
 
+    /// The acceptor type for another executor, as Asio's I/O objects offer.
     template <class OtherExecutor>
     struct rebind_executor {
+        /// basic_acceptor on OtherExecutor.
         using other = basic_acceptor<OtherExecutor>;
     };
 
@@ -67,10 +73,13 @@ public:
         listen(backlog);
     }
 
+    /// A closed acceptor on `context`'s executor.
     template <class ExecutionContext>
         requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
     explicit basic_acceptor(ExecutionContext& context) : basic_acceptor(context.get_executor()) {}
 
+    /// Opens, binds to `local` and listens, on `context`'s executor, as the executor overload does.
+    /// Throws boost::system::system_error on failure.
     template <class ExecutionContext>
         requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
     basic_acceptor(ExecutionContext& context, const endpoint_type& local,
@@ -78,9 +87,12 @@ public:
                    int backlog = boost::asio::socket_base::max_listen_connections)
         : basic_acceptor(context.get_executor(), local, t, backlog) {}
 
+    /// Takes over `other`'s socket and pending operations; `other` is left closed.
     basic_acceptor(basic_acceptor&& other) noexcept
         : executor_(other.executor_), service_(other.service_),
           impl_(std::exchange(other.impl_, nullptr)) {}
+    /// Closes this acceptor (pending operations end with operation_aborted), then takes over
+    /// `other`'s socket; `other` is left closed.
     basic_acceptor& operator=(basic_acceptor&& other) noexcept {
         if (this != &other) {
             release();
@@ -95,64 +107,83 @@ public:
 
     ~basic_acceptor() { release(); }
 
+    /// The executor given at construction.
     executor_type get_executor() const noexcept { return executor_; }
 
+    /// Opens a socket of transport `t` for `protocol` (IPv4 by default), without binding: needed
+    /// only to set options before bind and listen. Throws boost::system::system_error on failure.
     void open(corio::transport t = corio::transport::automatic,
               const boost::asio::ip::tcp& protocol = boost::asio::ip::tcp::v4()) {
         boost::system::error_code ec;
         open(t, protocol, ec);
         detail::throw_if(ec, "open");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void open(corio::transport t, const boost::asio::ip::tcp& protocol,
               boost::system::error_code& ec) {
         ec = detail::open_socket(*service_, *live(), t, protocol.family());
     }
 
+    /// True from a successful open until close.
     bool is_open() const noexcept {
         return impl_ && impl_->phase_ != detail::socket_impl::phase::closed;
     }
+    /// The transport of the open socket (rsocket or tcp); automatic when closed.
     corio::transport transport() const noexcept {
         return is_open() ? impl_->transport_ : corio::transport::automatic;
     }
+    /// The socket's descriptor: an rsocket number, or a kernel fd; -1 when closed.
     native_handle_type native_handle() const noexcept {
         return is_open() ? impl_->socket_.get() : -1;
     }
 
+    /// Binds the open socket to `local`; port 0 lets the system choose, and local_endpoint() says
+    /// which. Throws boost::system::system_error on failure.
     void bind(const endpoint_type& local) {
         boost::system::error_code ec;
         bind(local, ec);
         detail::throw_if(ec, "bind");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void bind(const endpoint_type& local, boost::system::error_code& ec) {
         ec = detail::bind_socket(*live(), local);
     }
 
+    /// Listens for connections, with room for `backlog` not yet accepted. RDMA options can no
+    /// longer be set once it listens. Throws boost::system::system_error on failure.
     void listen(int backlog = boost::asio::socket_base::max_listen_connections) {
         boost::system::error_code ec;
         listen(backlog, ec);
         detail::throw_if(ec, "listen");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void listen(int backlog, boost::system::error_code& ec) {
         ec = detail::listen_socket(*service_, *live(), backlog);
     }
 
+    /// The address and port the socket is bound to. Throws boost::system::system_error on failure.
     endpoint_type local_endpoint() const {
         boost::system::error_code ec;
         auto e = local_endpoint(ec);
         detail::throw_if(ec, "local_endpoint");
         return e;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     endpoint_type local_endpoint(boost::system::error_code& ec) const {
         return impl_ ? detail::socket_endpoint(*impl_, false, ec)
                      : (ec = boost::asio::error::bad_descriptor, endpoint_type());
     }
 
+    /// Sets a corio::socket_base option. RDMA options (sq_size, rq_size, inline_size, iomap_size)
+    /// only before listen: afterwards corio::error::option_after_connect. Accepted streams inherit
+    /// them. Throws boost::system::system_error on failure.
     template <class Option>
     void set_option(const Option& option) {
         boost::system::error_code ec;
         set_option(option, ec);
         detail::throw_if(ec, "set_option");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class Option>
     void set_option(const Option& option, boost::system::error_code& ec) {
         ec = detail::check_option_allowed(*live(), Option::rdma_only);
@@ -161,12 +192,15 @@ public:
             ec = option.apply(*impl_->socket_.ops(), impl_->socket_.get());
         }
     }
+    /// Reads a corio::socket_base option into `option`. Throws boost::system::system_error on
+    /// failure.
     template <class Option>
     void get_option(Option& option) const {
         boost::system::error_code ec;
         get_option(option, ec);
         detail::throw_if(ec, "get_option");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class Option>
     void get_option(Option& option, boost::system::error_code& ec) const {
         if (!impl_) {
@@ -180,18 +214,25 @@ public:
         }
     }
 
+    /// Ends pending accepts with operation_aborted, then closes. Throws boost::system::system_error
+    /// on failure.
     void close() {
         boost::system::error_code ec;
         close(ec);
         detail::throw_if(ec, "close");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void close(boost::system::error_code& ec) { ec = service_->close(*live()); }
 
+    /// Ends pending accepts with operation_aborted; the socket stays open.
+    /// boost::asio::error::bad_descriptor when closed. Throws boost::system::system_error on
+    /// failure.
     void cancel() {
         boost::system::error_code ec;
         cancel(ec);
         detail::throw_if(ec, "cancel");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void cancel(boost::system::error_code& ec) {
         if (!is_open()) {
             ec = boost::asio::error::bad_descriptor;

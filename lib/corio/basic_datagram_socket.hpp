@@ -51,12 +51,17 @@ class basic_datagram_socket : public basic_socket<boost::asio::ip::udp, Executor
     using base = basic_socket<boost::asio::ip::udp, Executor>;
 
 public:
+    /// A UDP address and port, IPv4 or IPv6.
     using typename base::endpoint_type;
+    /// The executor the socket's operations complete on by default.
     using typename base::executor_type;
+    /// boost::asio::ip::udp.
     using typename base::protocol_type;
 
+    /// The socket type for another executor, as Asio's I/O objects offer.
     template <class OtherExecutor>
     struct rebind_executor {
+        /// basic_datagram_socket on OtherExecutor.
         using other = basic_datagram_socket<OtherExecutor>;
     };
 
@@ -66,14 +71,17 @@ public:
                                    corio::transport t = corio::transport::automatic)
         : base(executor, t) {}
 
+    /// A closed socket on `context`'s executor; `t` as for the executor overload.
     template <class ExecutionContext>
         requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
     explicit basic_datagram_socket(ExecutionContext& context,
                                    corio::transport t = corio::transport::automatic)
         : basic_datagram_socket(context.get_executor(), t) {}
 
-    basic_datagram_socket(basic_datagram_socket&&) noexcept = default;
-    basic_datagram_socket& operator=(basic_datagram_socket&&) noexcept = default;
+    /// Takes over `other`'s socket and pending operations; `other` is left closed.
+    basic_datagram_socket(basic_datagram_socket&& other) noexcept = default;
+    /// Closes this socket, then takes over `other`'s; `other` is left closed.
+    basic_datagram_socket& operator=(basic_datagram_socket&& other) noexcept = default;
 
     /// The largest datagram this socket sends, in bytes, for `protocol`;
     /// 0 when it is closed. Kernel UDP: 65507 (IPv4), 65527 (IPv6).
@@ -91,6 +99,7 @@ public:
         connect(peer, ec);
         detail::throw_if(ec, "connect");
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void connect(const endpoint_type& peer, boost::system::error_code& ec) {
         if (!this->is_open())
             family_ = peer.protocol().family();
@@ -119,12 +128,14 @@ public:
         detail::throw_if(ec, "send_to");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class ConstBufferSequence>
     std::size_t send_to(const ConstBufferSequence& buffers, const endpoint_type& destination,
                         boost::system::error_code& ec) {
         endpoint_type to = destination;
         return blocking(detail::wait_kind::write, buffers, &to, to.protocol().family(), ec);
     }
+    /// One datagram to the connected peer, blocking; throws on failure.
     template <class ConstBufferSequence>
     std::size_t send(const ConstBufferSequence& buffers) {
         boost::system::error_code ec;
@@ -132,6 +143,7 @@ public:
         detail::throw_if(ec, "send");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class ConstBufferSequence>
     std::size_t send(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
         return blocking(detail::wait_kind::write, buffers, nullptr, family_, ec);
@@ -145,11 +157,13 @@ public:
         detail::throw_if(ec, "receive_from");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class MutableBufferSequence>
     std::size_t receive_from(const MutableBufferSequence& buffers, endpoint_type& source,
                              boost::system::error_code& ec) {
         return blocking(detail::wait_kind::read, buffers, &source, family_, ec);
     }
+    /// One datagram, blocking; throws on failure.
     template <class MutableBufferSequence>
     std::size_t receive(const MutableBufferSequence& buffers) {
         boost::system::error_code ec;
@@ -157,6 +171,7 @@ public:
         detail::throw_if(ec, "receive");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class MutableBufferSequence>
     std::size_t receive(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
         return blocking(detail::wait_kind::read, buffers, nullptr, family_, ec);
@@ -226,6 +241,7 @@ public:
         family_ = protocol.family();
         base::open(t, protocol);
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     void open(corio::transport t, const protocol_type& protocol, boost::system::error_code& ec) {
         family_ = protocol.family();
         base::open(t, protocol, ec);
@@ -245,7 +261,7 @@ private:
             if ((ec = check_send(boost::asio::buffer_size(buffers), family, peer != nullptr)))
                 return 0;
         }
-        return detail::blocking_datagram(*this->live(), kind, iov.data(), iov.count(), peer, ec);
+        return detail::blocking_datagram(*this->service_, *this->live(), kind, iov.data(), iov.count(), peer, ec);
     }
 
     class initiate_async_connect {

@@ -49,12 +49,17 @@ class basic_stream : public basic_socket<boost::asio::ip::tcp, Executor> {
     using base = basic_socket<boost::asio::ip::tcp, Executor>;
 
 public:
-    using typename base::endpoint_type;
+    /// The executor the stream's operations complete on by default.
     using typename base::executor_type;
+    /// An IP address and port: corio addresses rsockets and kernel sockets alike.
+    using typename base::endpoint_type;
+    /// The stream itself: it is its own lowest layer, as Asio's sockets are.
     using lowest_layer_type = basic_stream;
 
+    /// The stream type for another executor, as Asio's I/O objects offer.
     template <class OtherExecutor>
     struct rebind_executor {
+        /// basic_stream on OtherExecutor.
         using other = basic_stream<OtherExecutor>;
     };
 
@@ -64,15 +69,20 @@ public:
                           corio::transport t = corio::transport::automatic)
         : base(executor, t) {}
 
+    /// A closed stream on `context`'s executor; `t` as for the executor overload.
     template <class ExecutionContext>
         requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
     explicit basic_stream(ExecutionContext& context,
                           corio::transport t = corio::transport::automatic)
         : basic_stream(context.get_executor(), t) {}
 
-    basic_stream(basic_stream&&) noexcept = default;
-    basic_stream& operator=(basic_stream&&) noexcept = default;
+    /// Takes over `other`'s socket and pending operations; `other` is left closed.
+    basic_stream(basic_stream&& other) noexcept = default;
+    /// Closes this stream (pending operations end with operation_aborted), then takes over
+    /// `other`'s socket; `other` is left closed.
+    basic_stream& operator=(basic_stream&& other) noexcept = default;
 
+    /// Returns this stream (Asio's layered-stream convention).
     basic_stream& lowest_layer() noexcept { return *this; }
 
     /// Blocking reads and writes, for code that wants no io_context.
@@ -83,12 +93,15 @@ public:
         detail::throw_if(ec, "read_some");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class MutableBufferSequence>
     std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
         const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*live(), detail::wait_kind::read, iov.data(), iov.count(),
+        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::read, iov.data(), iov.count(),
                                          iov.total_size(), ec);
     }
+    /// Writes at least one byte, blocking the calling thread. Throws boost::system::system_error on
+    /// failure.
     template <class ConstBufferSequence>
     std::size_t write_some(const ConstBufferSequence& buffers) {
         boost::system::error_code ec;
@@ -96,10 +109,11 @@ public:
         detail::throw_if(ec, "write_some");
         return n;
     }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class ConstBufferSequence>
     std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
         const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*live(), detail::wait_kind::write, iov.data(),
+        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::write, iov.data(),
                                          iov.count(), iov.total_size(), ec);
     }
 

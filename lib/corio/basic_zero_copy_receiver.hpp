@@ -47,7 +47,9 @@ class basic_zero_copy_receiver {
     using state_type = detail::zero_copy_receiver_state<Executor>;
 
 public:
+    /// The executor the receiver's operations complete on by default.
     using executor_type = Executor;
+    /// The stream the channel runs on.
     using next_layer_type = basic_stream<Executor>;
 
     /// Takes over a connected stream. Nothing is sent until async_handshake.
@@ -56,7 +58,9 @@ public:
         : state_(std::make_shared<state_type>(std::move(stream), options.slot_count,
                                               options.slot_size)) {}
 
+    /// Takes over `other`'s stream and region; `other` may only be destroyed or assigned to.
     basic_zero_copy_receiver(basic_zero_copy_receiver&&) noexcept = default;
+    /// Closes this receiver, then takes over `other`'s stream and region.
     basic_zero_copy_receiver& operator=(basic_zero_copy_receiver&& other) noexcept {
         if (this != &other) {
             close();
@@ -68,10 +72,14 @@ public:
     /// Closes the stream; pending operations end with operation_aborted.
     ~basic_zero_copy_receiver() { close(); }
 
+    /// The executor of the stream.
     executor_type get_executor() const noexcept { return state_->stream_.get_executor(); }
+    /// The stream the channel runs on, for its endpoints or options.
     next_layer_type& next_layer() noexcept { return state_->stream_; }
 
+    /// How many slots the region has: the most messages the sender may have in flight.
     std::uint32_t slot_count() const noexcept { return state_->slot_count_; }
+    /// The largest message, in bytes: the size of one slot.
     std::uint32_t slot_size() const noexcept { return state_->slot_size_; }
 
     /// Closes the stream; pending operations end with operation_aborted.

@@ -47,14 +47,18 @@ class basic_zero_copy_sender {
     using state_type = detail::zero_copy_sender_state<Executor>;
 
 public:
+    /// The executor the sender's operations complete on by default.
     using executor_type = Executor;
+    /// The stream the channel runs on.
     using next_layer_type = basic_stream<Executor>;
 
     /// Takes over a connected stream. Nothing is sent until async_handshake.
     explicit basic_zero_copy_sender(basic_stream<Executor> stream)
         : state_(std::make_shared<state_type>(std::move(stream))) {}
 
+    /// Takes over `other`'s stream and credits; `other` may only be destroyed or assigned to.
     basic_zero_copy_sender(basic_zero_copy_sender&&) noexcept = default;
+    /// Closes this sender, then takes over `other`'s stream and credits.
     basic_zero_copy_sender& operator=(basic_zero_copy_sender&& other) noexcept {
         if (this != &other) {
             close();
@@ -65,11 +69,15 @@ public:
 
     ~basic_zero_copy_sender() { close(); }
 
+    /// The executor of the stream.
     executor_type get_executor() const noexcept { return state_->stream_.get_executor(); }
+    /// The stream the channel runs on, for its endpoints or options.
     next_layer_type& next_layer() noexcept { return state_->stream_; }
 
     /// The receiver's slots, known after the handshake (0 before).
     std::uint32_t slot_count() const noexcept { return state_->slot_count_; }
+    /// The largest message, in bytes: the receiver's slot size, known after the handshake (0
+    /// before).
     std::uint32_t slot_size() const noexcept { return state_->slot_size_; }
     /// Credits in hand: how many sends would start at once.
     std::size_t credits() const noexcept { return state_->free_slots_.size(); }

@@ -30,6 +30,8 @@ public:
             return "An iowrite cannot start while a stream write is only partly sent";
         case error::rsocket_service_full:
             return "librdmacm's connection service has no room for another rsocket";
+        case error::rsocket_listen_service_full:
+            return "librdmacm's listen service has no room for another listening rsocket";
         case error::rsocket_datagram_unaddressable:
             return "rdma-core's datagram rsockets cannot address this RDMA port (RoCE)";
         }

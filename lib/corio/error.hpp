@@ -38,6 +38,11 @@ enum class error {
     /// it corrupts memory beyond that room, so corio refuses the connect or
     /// accept instead (doc/architecture.md, CORIO_RSOCKET_CM_CAPACITY).
     rsocket_service_full,
+    /// librdmacm's listen service already watches as many listening
+    /// rsockets as corio made room for (CORIO_RSOCKET_LISTEN_CAPACITY, 64 by
+    /// default); the same v44 bug as rsocket_service_full, so corio refuses
+    /// the listen.
+    rsocket_listen_service_full,
     /// rdma-core's datagram rsockets cannot address this RDMA port: v44
     /// gives each datagram socket an address handle without a GRH, which
     /// every RoCE port (Soft-RoCE included) refuses (doc/architecture.md).
@@ -50,13 +55,19 @@ enum class condition {
     no_rdma_device = 1,
 };
 
+/// The category of corio::error codes, named "corio".
 const boost::system::error_category& error_category() noexcept;
+/// The category of corio::condition, which matches codes of several categories.
 const boost::system::error_category& condition_category() noexcept;
 
+/// Makes a boost::system::error_code of corio's category; lets a corio::error compare with and
+/// convert to error_code.
 inline boost::system::error_code make_error_code(error e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
+/// Makes an error_condition of corio's condition category; lets error codes compare with a
+/// corio::condition.
 inline boost::system::error_condition make_error_condition(condition c) noexcept {
     return {static_cast<int>(c), condition_category()};
 }

@@ -1,5 +1,8 @@
 #include "corio/iomap_registration.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include <boost/asio/error.hpp>
 
 namespace corio {
@@ -16,6 +19,7 @@ iomap_registration::iomap_registration(std::shared_ptr<detail::socket_impl> impl
                                          offset, ec);
     if (ec)
         return;
+    impl->local_regions_.emplace_back(region.data(), region.size());
     region_ = region;
     impl_ = std::move(impl);
 }
@@ -25,8 +29,13 @@ boost::system::error_code iomap_registration::reset() noexcept {
         return {};
     auto impl = std::move(impl_);
     std::lock_guard io_lock(impl->io_mutex_);
+    // Closed: close() unmapped every region already.
     if (!impl->socket_.is_valid())
         return {};
+    auto& regions = impl->local_regions_;
+    const auto found = std::find(regions.begin(), regions.end(), std::pair(region_.data(), region_.size()));
+    if (found != regions.end())
+        regions.erase(found);
     return impl->socket_.ops()->iounmap(impl->socket_.get(), region_.data(), region_.size());
 }
 

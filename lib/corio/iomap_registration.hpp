@@ -43,15 +43,18 @@ public:
         detail::throw_if(ec, "riomap");
     }
 
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class Executor>
     iomap_registration(basic_stream<Executor>& stream, boost::asio::mutable_buffer region, int prot,
                        off_t offset, boost::system::error_code& ec)
         : iomap_registration(detail::stream_access::shared_impl(stream), region, prot, offset, ec) {}
 
+    /// Takes over `other`'s mapping; `other` is left unmapped.
     iomap_registration(iomap_registration&& other) noexcept
         : impl_(std::move(other.impl_)), region_(std::exchange(other.region_, {})),
           offset_(other.offset_) {}
 
+    /// Unmaps this registration's region, then takes over `other`'s mapping.
     iomap_registration& operator=(iomap_registration&& other) noexcept {
         if (this != &other) {
             (void)reset();
@@ -69,8 +72,11 @@ public:
 
     /// Where the peer addresses this region in its iowrites.
     off_t offset() const noexcept { return offset_; }
+    /// The size of the mapped region, in bytes.
     std::size_t size() const noexcept { return region_.size(); }
+    /// The start of the mapped region.
     void* data() const noexcept { return region_.data(); }
+    /// True from a successful mapping until reset() or destruction.
     bool is_mapped() const noexcept { return impl_ != nullptr; }
 
     /// Unmaps now. A stream closed meanwhile took its mappings with it: that

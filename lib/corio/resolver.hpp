@@ -75,17 +75,24 @@ endpoints_of(const boost::asio::ip::basic_resolver_results<boost::asio::ip::tcp>
 template <class Executor>
 class basic_resolver {
 public:
+    /// The executor the resolver's operations complete on by default.
     using executor_type = Executor;
+    /// What a lookup yields: TCP endpoints, for either transport.
     using endpoint_type = boost::asio::ip::tcp::endpoint;
+    /// The endpoints of one lookup, in getaddrinfo's order.
     using results_type = std::vector<endpoint_type>;
 
+    /// The resolver type for another executor, as Asio's I/O objects offer.
     template <class OtherExecutor>
     struct rebind_executor {
+        /// basic_resolver on OtherExecutor.
         using other = basic_resolver<OtherExecutor>;
     };
 
+    /// A resolver whose operations complete on `ex`.
     explicit basic_resolver(const executor_type& ex) : state_(std::make_shared<state>(ex)) {}
 
+    /// A resolver on `context`'s executor.
     template <class ExecutionContext>
         requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
     explicit basic_resolver(ExecutionContext& context)
@@ -97,6 +104,7 @@ public:
     /// A moved-from resolver may only be destroyed or assigned to.
     basic_resolver(basic_resolver&& other) noexcept = default;
 
+    /// Cancels this resolver's outstanding lookups (operation_aborted), then takes over `other`'s.
     basic_resolver& operator=(basic_resolver&& other) noexcept {
         if (this != &other) {
             abort_outstanding();
@@ -108,6 +116,7 @@ public:
     /// Outstanding operations complete with operation_aborted, as with cancel().
     ~basic_resolver() { abort_outstanding(); }
 
+    /// The executor given at construction.
     executor_type get_executor() const noexcept { return state_->resolver.get_executor(); }
 
     /// Completes every outstanding async_resolve and async_resolve_passive
@@ -129,6 +138,7 @@ public:
         return endpoints;
     }
 
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     results_type resolve(std::string_view host, std::string_view service, address_format format,
                          boost::system::error_code& ec) {
         return resolve_now(host, service, format, false, ec);
@@ -144,6 +154,7 @@ public:
         return endpoints;
     }
 
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
     results_type resolve_passive(std::string_view host, std::string_view service,
                                  address_format format, boost::system::error_code& ec) {
         return resolve_now(host, service, format, true, ec);

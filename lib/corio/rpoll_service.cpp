@@ -113,12 +113,14 @@ void rpoll_service::shutdown() {
 }
 
 void rpoll_service::set_mode(poll_mode mode, const boost::asio::any_io_executor& busy_executor) {
+    // Validated before anything changes: a refused switch leaves the mode,
+    // the executor and every queued wait as they were.
+    if (mode == poll_mode::busy && !busy_executor)
+        throw boost::system::system_error(boost::asio::error::invalid_argument,
+                                          "corio: busy polling needs an executor");
     std::unique_lock lock(mutex_);
     mode_ = mode;
     busy_executor_ = busy_executor;
-    if (mode == poll_mode::busy && !busy_executor_)
-        throw boost::system::system_error(boost::asio::error::invalid_argument,
-                                          "corio: busy polling needs an executor");
     // The waits already queued move to the new mode's poller.
     on_wait_changed(lock);
     wake_poller(lock);
@@ -782,14 +784,14 @@ void rpoll_service::cancel_operation(rpoll_operation* op) {
         lock.unlock();
         op->post_run();
     } else if (state == op_state::scheduled) {
-        // scheduled -> cancel_requested; fails harmlessly if the run got to
-        // queued or finished first (then it is queued again: retry, or done).
-        if (!op->state_.compare_exchange_strong(state, op_state::cancel_requested,
-                                                std::memory_order_acq_rel) &&
-            state == op_state::queued) {
-            lock.unlock();
-            cancel_operation(op);
-        }
+        // scheduled -> cancel_requested. The run's own move back to queued
+        // happens under the service mutex, which this holds, so the exchange
+        // can only lose to finished (the run completed: nothing to cancel)
+        // or to another canceller; neither leaves anything to do, and the
+        // operation is not touched again once the lock is released (it may
+        // be freed by then).
+        op->state_.compare_exchange_strong(state, op_state::cancel_requested,
+                                           std::memory_order_acq_rel);
     }
 }
 
@@ -822,14 +824,12 @@ void rpoll_service::cancel_all(socket_impl& impl) {
 
 boost::system::error_code rpoll_service::close(socket_impl& impl) {
     std::vector<rpoll_operation*> aborted;
-    auto in_poll = socket_impl::poller::none;
     {
         std::lock_guard lock(mutex_);
         abort_queued(impl, aborted);
         impl.closed_ = true;
         impl.retry_accept_ = false;
         update_watch(impl);
-        in_poll = impl.in_poll_;
     }
     for (auto* op : aborted)
         op->post_run();
@@ -838,27 +838,40 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
     {
         // Waits for a run in the middle of its call on this socket.
         std::lock_guard io_lock(impl.io_mutex_);
+        // Every riomap region goes now, not with the background rclose:
+        // once close() returns the application may free that memory, and a
+        // peer's riowrite must not reach it. riounmap deregisters the
+        // memory and waits for nothing.
+        for (const auto& [address, length] : impl.local_regions_)
+            (void)impl.socket_.ops()->iounmap(impl.socket_.get(), address, length);
+        impl.local_regions_.clear();
         socket = std::move(impl.socket_);
     }
-    const bool listener = impl.phase_ == socket_impl::phase::listening;
     impl.phase_ = socket_impl::phase::closed;
-    if (in_poll != socket_impl::poller::none) {
+    {
         std::unique_lock lock(mutex_);
         if (impl.in_poll_ != socket_impl::poller::none) {
+            // An rpoll under way has the descriptor in its set: whoever made
+            // it disposes of the socket once rpoll returns.
             deferred_closes_[impl.in_poll_ == socket_impl::poller::thread ? 0 : 1].push_back(
                 std::move(socket));
             wake_poller(lock);
             return {};
         }
+        if (impl.blocking_waiters_ > 0) {
+            // So has a blocking read_some or write_some: the last of them
+            // disposes of it once its rpoll returns, which this wakes.
+            impl.blocking_close_ = std::move(socket);
+            const std::uint64_t one = 1;
+            [[maybe_unused]] const auto n = ::write(impl.blocking_wake_fd_, &one, sizeof one);
+            return {};
+        }
     }
-    // A listening rsocket is closed here and now: until its rclose, rsocket's
-    // listen thread goes on accepting connections for it, so a connect right
-    // after close() would succeed where a kernel socket's is refused. Its
-    // rclose sends nothing to a peer and waits only for the listen thread to
-    // let go of it, so it does not block for long. (A listener that an rpoll
-    // under way still has in its set is closed when that call returns.)
-    if (listener)
-        return socket.reset();
+    // Listening rsockets too are closed in the background: v44's rclose of
+    // a listener takes librdmacm's process-wide svc_mut and waits for the
+    // listen service thread, either of which a background rclose may hold.
+    // Until that rclose, the listen thread may still complete a connection
+    // for the closed listener (doc/architecture.md).
     return dispose(std::move(socket));
 }
 
@@ -868,10 +881,10 @@ boost::system::error_code rpoll_service::dispose(detail::unique_socket socket) {
     if (socket.ops() != &detail::rsocket_ops)
         return socket.reset();
     const int fd = socket.release();
-    // rclose's error has nowhere to go from this thread; rdma-core reports
-    // none for a socket it knows.
-    detail::run_in_background(fd, [fd] { (void)detail::rsocket_ops.close(fd); });
-    return {};
+    // rclose's error has nowhere to go from that thread; rdma-core reports
+    // none for a socket it knows. A closer that cannot start a thread still
+    // queues the close and says so here.
+    return detail::run_in_background(fd, [fd] { (void)detail::rsocket_ops.close(fd); });
 }
 
 boost::system::error_code rpoll_service::shutdown(socket_impl& impl, int how) {
@@ -889,8 +902,39 @@ boost::system::error_code rpoll_service::shutdown(socket_impl& impl, int how) {
     // finish. rsockets lock their own state. A close() after this shutdown
     // queues behind it, so the descriptor is still this socket's when the
     // job runs.
-    detail::run_in_background(fd, [fd, how] { (void)detail::rsocket_ops.shutdown(fd, how); });
+    return detail::run_in_background(fd,
+                                     [fd, how] { (void)detail::rsocket_ops.shutdown(fd, how); });
+}
+
+boost::system::error_code rpoll_service::begin_blocking_wait(socket_impl& impl, int& wake_fd) {
+    std::lock_guard lock(mutex_);
+    if (impl.closed_)
+        return boost::asio::error::operation_aborted;
+    if (impl.blocking_wake_fd_ < 0) {
+        impl.blocking_wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (impl.blocking_wake_fd_ < 0)
+            return {errno, boost::system::system_category()};
+    }
+    ++impl.blocking_waiters_;
+    wake_fd = impl.blocking_wake_fd_;
     return {};
+}
+
+bool rpoll_service::end_blocking_wait(socket_impl& impl) {
+    detail::unique_socket socket;
+    bool closed = false;
+    {
+        std::lock_guard lock(mutex_);
+        closed = impl.closed_;
+        if (--impl.blocking_waiters_ == 0 && impl.blocking_close_.is_valid()) {
+            // The last waiter hands the descriptor on; the wake is spent, so
+            // a reopened socket's next blocking wait sleeps again.
+            socket = std::move(impl.blocking_close_);
+            drain(impl.blocking_wake_fd_);
+        }
+    }
+    (void)dispose(std::move(socket));
+    return !closed;
 }
 
 void rpoll_service::set_retry_accept(socket_impl& impl, bool on) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <corio/detail/futex_mutex.hpp>
@@ -64,6 +66,8 @@ public:
     /// does not compile there.
     static boost::asio::execution_context::id id;
 
+    /// The service of `context` (Asio's use_service makes it); kernel sockets wait in its epoll
+    /// set.
     explicit rpoll_service(boost::asio::execution_context& context);
     /// On an io_context (Asio's use_service picks this one when given the
     /// io_context itself; rpoll_service_of does so), kernel sockets wait in
@@ -74,7 +78,9 @@ public:
     /// Chooses how waits are made from now on. `busy` needs the executor its
     /// polling task runs on (normally the io_context's).
     void set_mode(poll_mode mode, const boost::asio::any_io_executor& busy_executor);
+    /// As set_mode above, with the executor the service was given for busy polling (its context's).
     void set_mode(poll_mode mode) { set_mode(mode, busy_executor_); }
+    /// How waits are made now.
     poll_mode mode() const;
 
     /// How long a listening rsocket may go unchecked while an accept waits.
@@ -125,6 +131,23 @@ public:
     /// here would never return. So rsockets are shut down in the
     /// background (detail::run_in_background) and this returns at once.
     boost::system::error_code shutdown(detail::socket_impl& impl, int how);
+
+    /// A blocking read_some or write_some on `impl` is about to wait in an
+    /// rpoll of its own on the descriptor, beside `wake_fd`, which close()
+    /// signals; close() then leaves the descriptor to end_blocking_wait.
+    /// operation_aborted once the socket is closed.
+    boost::system::error_code begin_blocking_wait(detail::socket_impl& impl, int& wake_fd);
+    /// That rpoll returned; false when the socket was closed meanwhile (the
+    /// call then ends with operation_aborted). The last waiter of a closed
+    /// socket disposes of its descriptor here.
+    bool end_blocking_wait(detail::socket_impl& impl);
+
+    /// Closes `socket` where closing cannot stall an io_context: kernel
+    /// sockets at once, rsockets in the background
+    /// (detail::run_in_background: rclose runs rshutdown, which can wait for
+    /// the peer). An error only when the background closer could not start
+    /// a thread; the close is still queued then.
+    boost::system::error_code dispose(detail::unique_socket socket);
 
     /// Marks `impl` as a listening rsocket whose accepts are retried on a tick.
     void set_retry_accept(detail::socket_impl& impl, bool on);
@@ -193,11 +216,6 @@ private:
     static void release_reactor(detail::socket_impl& impl) noexcept;
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
-    /// Closes `socket` where closing cannot stall an io_context: kernel
-    /// sockets at once, rsockets in the background
-    /// (detail::run_in_background: rclose runs rshutdown, which can wait for
-    /// the peer).
-    boost::system::error_code dispose(detail::unique_socket socket);
 
     mutable detail::futex_mutex mutex_;
     std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
@@ -250,18 +268,34 @@ private:
 };
 
 /// The rpoll_service of `executor`'s execution context. An io_context,
-/// also behind a polymorphic executor, is handed to use_service as itself, so
-/// that a service made now is made with rpoll_service(io_context&).
+/// also behind a strand or a polymorphic executor, is handed to use_service
+/// as itself, so that a service made now is made with
+/// rpoll_service(io_context&): the service must behave the same whichever
+/// executor touches it first, and use_service given a bare
+/// execution_context cannot tell that it is an io_context.
 template <class Executor>
 rpoll_service& rpoll_service_of(const Executor& executor) {
     using io_executor = boost::asio::io_context::executor_type;
-    if constexpr (requires { executor.template target<io_executor>(); }) {
-        if (const auto* target = executor.template target<io_executor>())
-            return boost::asio::use_service<rpoll_service>(
-                boost::asio::query(*target, boost::asio::execution::context));
+    if constexpr (std::is_same_v<Executor, io_executor>) {
+        return boost::asio::use_service<rpoll_service>(
+            boost::asio::query(executor, boost::asio::execution::context));
+    } else if constexpr (requires { executor.get_inner_executor(); }) {
+        // A strand: the service belongs to what it wraps.
+        return rpoll_service_of(executor.get_inner_executor());
+    } else {
+        if constexpr (requires { executor.template target<io_executor>(); }) {
+            if (const auto* target = executor.template target<io_executor>())
+                return rpoll_service_of(*target);
+            using io_strand = boost::asio::strand<io_executor>;
+            if (const auto* target = executor.template target<io_strand>())
+                return rpoll_service_of(*target);
+            using any_strand = boost::asio::strand<boost::asio::any_io_executor>;
+            if (const auto* target = executor.template target<any_strand>())
+                return rpoll_service_of(*target);
+        }
+        return boost::asio::use_service<rpoll_service>(
+            boost::asio::query(executor, boost::asio::execution::context));
     }
-    return boost::asio::use_service<rpoll_service>(
-        boost::asio::query(executor, boost::asio::execution::context));
 }
 
 /// Sets the poll mode of the rpoll_service of `context`'s execution context.

@@ -40,13 +40,21 @@ struct socket_base {
     /// the listening socket, whose accepted sockets inherit it.
     class send_buffer_size {
     public:
+        /// False: both transports take this option.
         static constexpr bool rdma_only = false;
+        /// The largest value apply() accepts.
         static constexpr int max_value = std::numeric_limits<int>::max() / 2;
 
+        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
         explicit send_buffer_size(int v = 0) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         int value() const noexcept { return value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:
@@ -61,13 +69,21 @@ struct socket_base {
     /// send_buffer_size.
     class receive_buffer_size {
     public:
+        /// False: both transports take this option.
         static constexpr bool rdma_only = false;
+        /// The largest value apply() accepts.
         static constexpr int max_value = std::numeric_limits<int>::max() / 2;
 
+        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
         explicit receive_buffer_size(int v = 0) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         int value() const noexcept { return value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:
@@ -78,14 +94,24 @@ struct socket_base {
     /// way; they only record the flag, so that it reads back as set.
     class no_delay {
     public:
+        /// False: both transports take this option.
         static constexpr bool rdma_only = false;
 
+        /// An option holding the flag `v`: to set, or default-constructed to be filled in by
+        /// get_option.
         explicit no_delay(bool v = false) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         bool value() const noexcept { return value_; }
+        /// The flag's value.
         explicit operator bool() const noexcept { return value_; }
+        /// True when the flag is off.
         bool operator!() const noexcept { return !value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:
@@ -96,14 +122,24 @@ struct socket_base {
     /// (RDMA_OPTION_ID_REUSEADDR); set it before bind.
     class reuse_address {
     public:
+        /// False: both transports take this option.
         static constexpr bool rdma_only = false;
 
+        /// An option holding the flag `v`: to set, or default-constructed to be filled in by
+        /// get_option.
         explicit reuse_address(bool v = false) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         bool value() const noexcept { return value_; }
+        /// The flag's value.
         explicit operator bool() const noexcept { return value_; }
+        /// True when the flag is off.
         bool operator!() const noexcept { return !value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:
@@ -126,16 +162,27 @@ struct socket_base {
     /// old one; when SO_KEEPALIVE then fails, the new idle time stays set.
     class keep_alive {
     public:
+        /// False: both transports take this option.
         static constexpr bool rdma_only = false;
+        /// The longest idle time Linux takes for TCP_KEEPIDLE, on both transports.
         static constexpr std::chrono::seconds max_idle{32767};
 
+        /// Keep-alive on or off, with the idle time before the first probe (zero: the socket's
+        /// own); default-constructed to be filled in by get_option.
         explicit keep_alive(bool on = false, std::chrono::seconds idle = {}) noexcept
             : value_(on), idle_(idle) {}
+        /// The value to set, or the one get_option read back.
         bool value() const noexcept { return value_; }
+        /// Seconds of silence before the first probe; zero leaves the socket's own.
         std::chrono::seconds idle() const noexcept { return idle_; }
+        /// The flag's value.
         explicit operator bool() const noexcept { return value_; }
+        /// True when the flag is off.
         bool operator!() const noexcept { return !value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
         /// Reads both SO_KEEPALIVE and TCP_KEEPIDLE.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
@@ -151,13 +198,21 @@ struct socket_base {
     /// connect shows the result.
     class sq_size {
     public:
+        /// True: only rsockets take this option, and only before connect or listen.
         static constexpr bool rdma_only = true;
+        /// The largest value apply() accepts.
         static constexpr int max_value = 0xfffe;
 
+        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
         explicit sq_size(int v = 0) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         int value() const noexcept { return value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:
@@ -167,13 +222,21 @@ struct socket_base {
     /// RDMA_RQSIZE: receive queue entries, bounded and adjusted like sq_size.
     class rq_size {
     public:
+        /// True: only rsockets take this option, and only before connect or listen.
         static constexpr bool rdma_only = true;
+        /// The largest value apply() accepts.
         static constexpr int max_value = 0xfffe;
 
+        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
         explicit rq_size(int v = 0) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         int value() const noexcept { return value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:
@@ -185,13 +248,21 @@ struct socket_base {
     /// queue pair is made; a query after connect shows what it granted.
     class inline_size {
     public:
+        /// True: only rsockets take this option, and only before connect or listen.
         static constexpr bool rdma_only = true;
+        /// The largest value apply() accepts.
         static constexpr int max_value = 0xfffe;
 
+        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
         explicit inline_size(int v = 0) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         int value() const noexcept { return value_; }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:
@@ -212,10 +283,14 @@ struct socket_base {
     /// the most PROT_WRITE mappings this side may hold at once.
     class iomap_size {
     public:
+        /// True: only rsockets take this option, and only before connect or listen.
         static constexpr bool rdma_only = true;
+        /// The largest value apply() accepts.
         static constexpr int max_value = 32512;
 
+        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
         explicit iomap_size(int v = 0) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
         int value() const noexcept { return value_; }
 
         /// The size rsockets store for a valid request `v`.
@@ -225,7 +300,11 @@ struct socket_base {
             return v < 256 ? 128 : v & ~0xff;
         }
 
+        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
+        /// call's error, if any.
         boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of descriptor `fd` through `ops` into this object.
         boost::system::error_code query(const detail::socket_ops& ops, int fd);
 
     private:

@@ -26,15 +26,19 @@ class zero_copy_message {
 public:
     zero_copy_message() noexcept = default;
 
+    /// What a zero_copy_receiver makes for a received message; applications receive them from
+    /// async_receive rather than making them.
     zero_copy_message(std::shared_ptr<detail::credit_sink> owner, std::uint32_t slot,
                       const std::byte* data, std::size_t size, std::uint64_t sequence) noexcept
         : owner_(std::move(owner)), slot_(slot), data_(data), size_(size), sequence_(sequence) {}
 
+    /// Takes over `other`'s slot; `other` is left empty.
     zero_copy_message(zero_copy_message&& other) noexcept
         : owner_(std::move(other.owner_)), slot_(other.slot_),
           data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
           sequence_(other.sequence_) {}
 
+    /// Releases this message's slot, then takes over `other`'s.
     zero_copy_message& operator=(zero_copy_message&& other) noexcept {
         if (this != &other) {
             release();
@@ -52,8 +56,11 @@ public:
 
     ~zero_copy_message() { release(); }
 
+    /// The message's first byte, in the receiver's mapped region; null once released.
     const std::byte* data() const noexcept { return data_; }
+    /// The message's size in bytes; 0 once released (an empty message is the sender's empty send).
     std::size_t size() const noexcept { return size_; }
+    /// The message as an Asio buffer.
     boost::asio::const_buffer buffer() const noexcept { return {data_, size_}; }
 
     /// The message's place in the channel's order: 0 for the first.

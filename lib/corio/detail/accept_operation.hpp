@@ -40,8 +40,12 @@ public:
             return true;
         unique_socket accepted(fd, ops);
         this->ec_ = ops.set_nonblocking(fd, true);
-        if (this->ec_)
+        if (this->ec_) {
+            // Not closed here: an rsocket's rclose can wait for the peer,
+            // and this runs on the handler's executor.
+            (void)this->service_.dispose(std::move(accepted));
             return true;
+        }
         auto& peer_impl = stream_access::impl(peer());
         this->service_.attach(peer_impl, std::move(accepted), impl.transport_,
                               socket_impl::phase::connected);

@@ -76,10 +76,10 @@ std::size_t datagram_call(socket_impl& impl, wait_kind kind, const iovec* iov, i
     return n;
 }
 
-std::size_t blocking_datagram(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
+std::size_t blocking_datagram(rpoll_service& service, socket_impl& impl, wait_kind kind, const iovec* iov, int count,
                               boost::asio::ip::udp::endpoint* peer, error_code& ec) {
     return blocking_call(
-        impl, kind,
+        service, impl, kind,
         [&](error_code& call_ec) { return datagram_call(impl, kind, iov, count, peer, call_ec); },
         ec);
 }

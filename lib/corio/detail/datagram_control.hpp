@@ -54,8 +54,9 @@ std::size_t datagram_call(socket_impl& impl, wait_kind kind, const iovec* iov, i
                           boost::asio::ip::udp::endpoint* peer, boost::system::error_code& ec);
 
 /// A blocking send or receive: the nonblocking call, then rpoll on this
-/// socket alone until it can go on.
-std::size_t blocking_datagram(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
+/// socket until it can go on (a close() from another thread ends it with
+/// operation_aborted).
+std::size_t blocking_datagram(rpoll_service& service, socket_impl& impl, wait_kind kind, const iovec* iov, int count,
                               boost::asio::ip::udp::endpoint* peer, boost::system::error_code& ec);
 
 /// Whether a datagram call's error means "not now": wait and try again.

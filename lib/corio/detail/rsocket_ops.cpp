@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include <rdma/rsocket.h>
 
 #include <corio/config.hpp>
+#include <corio/detail/background_closer.hpp>
 #include <corio/detail/errno_result.hpp>
 #include <corio/error.hpp>
 
@@ -74,38 +77,97 @@ live_iomaps& iomaps() {
     return *instance;
 }
 
-// librdmacm's connection service thread watches every rsocket that came from
-// raccept, or whose nonblocking rconnect said EINPROGRESS, until its rclose.
-// Its pollfd array grows by 4 entries each time the thread starts (when the
-// watched count goes from 0 to 1), and by 4 more whenever a socket is added
-// to a full array. Before rdma-core v44.7 (CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY;
-// Debian 12 ships v44.0) the running thread keeps polling the old array after
-// such a growth: poll writes into freed memory, and the process hangs or
-// corrupts its heap. Seen in the guest from 4 echoing streams on: the service
-// thread stuck in rdma_get_cm_event or in malloc, and every later rconnect
-// and raccept waiting for it.
+// librdmacm runs a service thread per kind of socket it watches: the
+// connection service (connect_svc) watches every rsocket that came from
+// raccept, or whose nonblocking rconnect said EINPROGRESS, until its rclose;
+// the listen service (listen_svc) watches every listening rsocket. Both run
+// v44's cm_svc_run, whose pollfd array grows by 4 entries each time the
+// thread starts (when the watched count goes from 0 to 1), and by 4 more
+// whenever a socket is added to a full array. Before rdma-core v44.7
+// (CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY; Debian 12 ships v44.0) the
+// running thread keeps polling the old array after such a growth: poll
+// writes into freed memory, and the process hangs or corrupts its heap.
+// Seen in the guest from 4 echoing streams on (the service thread stuck in
+// rdma_get_cm_event or in malloc, and every later rconnect and raccept
+// waiting for it), and from 4 listening rsockets on (a segfault in 3 of 3
+// runs with 8 listeners).
 //
 // Growth at thread start is safe. So before the first watched socket, the
 // seam starts and stops the thread until the array has room for the
-// capacity wanted (a nonblocking rconnect, still in progress, to an rdma_cm
-// listener that never answers, then its rclose), and it refuses sockets
-// beyond that capacity with error::rsocket_service_full instead of letting
-// librdmacm corrupt memory.
-// The count it keeps includes calls in flight, so it never undercounts what
-// the thread watches (rsockets opened outside corio are not seen).
-class connection_service_room {
+// capacity wanted, and it refuses sockets beyond that capacity with an
+// error instead of letting librdmacm corrupt memory. The count it keeps
+// includes calls in flight, so it never undercounts what the thread watches
+// (rsockets opened outside corio are not seen).
+socklen_t length_of(const sockaddr_storage& address);
+
+class service_thread_room {
 public:
+    /// Starts and stops the service thread up to `starts` times, so that
+    /// its array grows; returns how many starts ran the thread. `where` is
+    /// the address the first socket is for.
+    using primer = std::size_t (*)(const sockaddr* where, socklen_t len, std::size_t starts);
+
+    service_thread_room(const char* capacity_variable, std::size_t default_capacity,
+                        primer prime, error full, int priming_key) noexcept
+        : capacity_variable_(capacity_variable), default_capacity_(default_capacity),
+          prime_(prime), full_(full), priming_key_(priming_key) {}
+
+    /// Starts priming in the background, once per process, if nothing is
+    /// watched yet: called when the first rsocket of `family` is opened, so
+    /// that by its first connect, listen or accept the room is ready.
+    /// Priming costs a thread start per 4 places (about 20 ms each under
+    /// the guest's emulation) and must not run on an io_context thread.
+    void start_priming(int family) {
+        if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
+            return;
+        std::lock_guard lock(mutex_);
+        if (primed_ || priming_ || count_ > 0)
+            return;
+        priming_ = true;
+        const auto job = [this, family] {
+            // Any local address: rdma_cm finds the device.
+            sockaddr_storage any{};
+            any.ss_family = static_cast<sa_family_t>(family);
+            const std::size_t done = prime_(reinterpret_cast<sockaddr*>(&any), length_of(any),
+                                            (wanted_capacity() + 3) / 4);
+            std::lock_guard lock(mutex_);
+            primed(done);
+        };
+        if (run_in_background(priming_key_, job)) {
+            // No worker could start; the job stays queued, but nothing may
+            // wait on it: prime on the next claim instead.
+            priming_ = false;
+        }
+    }
+
     /// Claims room for one socket about to be watched. `where` is an address
-    /// on an RDMA device (port ignored) to prime with; a wildcard address
-    /// means any local one.
-    error_code claim(const sockaddr* where, socklen_t len) {
+    /// on an RDMA device (port ignored) to prime with if priming has not
+    /// started; a wildcard address means any local one. While a background
+    /// priming runs, a claim that may not wait (on an io_context thread)
+    /// gets try_again; one that may waits for it.
+    error_code claim(const sockaddr* where, socklen_t len, bool may_wait = true) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return {};
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        if (priming_) {
+            if (!may_wait)
+                return boost::asio::error::try_again;
+            freed_.wait(lock, [this] { return !priming_; });
+        }
         if (count_ == 0 && !primed_)
-            prime(where, len);
+            primed(prime_(where, len, (wanted_capacity() + 3) / 4));
+        // Closes run in the background: a server that closes its listeners
+        // and opens new ones at once finds the room taken by closes still
+        // queued or under way. Those end soon, so wait for them, boundedly,
+        // rather than refuse what the application counts as free room.
+        // (The closer does not say which of its jobs free this room, so the
+        // wait looks again every few milliseconds.)
+        const auto give_up = std::chrono::steady_clock::now() + closing_wait;
+        while (count_ >= room_ && (closing_ > 0 || background_jobs_pending() > 0) &&
+               std::chrono::steady_clock::now() < give_up)
+            freed_.wait_for(lock, std::chrono::milliseconds(5));
         if (count_ >= room_)
-            return error::rsocket_service_full;
+            return full_;
         ++count_;
         return {};
     }
@@ -127,183 +189,278 @@ public:
     }
 
     /// `s` is about to be closed; true when it was watched, and then its
-    /// claim is given back with unclaim once rclose returned (the number may
-    /// be reused from then on, the room only after the service let go).
+    /// claim is given back with closed() once rclose returned (the number
+    /// may be reused from then on, the room only after the service let go).
     bool closing(int s) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return false;
         std::lock_guard lock(mutex_);
-        return watched_.erase(s) > 0;
+        if (watched_.erase(s) == 0)
+            return false;
+        ++closing_;
+        return true;
+    }
+
+    /// The rclose of a socket that closing() reported as watched returned.
+    void closed() {
+        std::lock_guard lock(mutex_);
+        --count_;
+        --closing_;
+        freed_.notify_all();
     }
 
 private:
-    /// Sockets to make room for: CORIO_RSOCKET_CM_CAPACITY, else 256 (128
-    /// streams with both ends in one process, 256 with one end). Each 4 of
-    /// room cost a start of the thread before the first connection, about
-    /// 20 ms under the guest's emulation: 1024 took 5 s there, which ate
-    /// coriostream's whole --timeout 5 before its connect began.
-    static std::size_t wanted_capacity() {
-        if (const char* text = std::getenv("CORIO_RSOCKET_CM_CAPACITY")) {
+    std::size_t wanted_capacity() const {
+        if (const char* text = std::getenv(capacity_variable_)) {
             const long n = std::strtol(text, nullptr, 10);
             if (n > 0)
                 return static_cast<std::size_t>(n);
         }
-        return 256;
+        return default_capacity_;
     }
 
-    /// One start and stop of the service thread; true when the thread ran.
-    static bool cycle_service_thread(const sockaddr* where, socklen_t len) {
-        const int s = ::rsocket(where->sa_family, SOCK_STREAM, 0);
-        if (s < 0)
-            return false;
-        bool started = false;
-        if (::rfcntl(s, F_SETFL, O_NONBLOCK) == 0)
-            started = ::rconnect(s, where, len) < 0 && errno == EINPROGRESS;
-        ::rclose(s);
-        return started;
-    }
-
-    /// An rdma_cm listener that never answers, so that a priming rconnect
-    /// to it is still in progress when it returns. Without one (port 0),
-    /// the refusal can come back over rxe's loopback before rconnect
-    /// returns: under TCG, after a few dozen starts every rconnect failed
-    /// at once with ECONNREFUSED, which left room for ~100 sockets.
-    static rdma_cm_id* open_silent_listener(const sockaddr* where) {
-        rdma_event_channel* channel = ::rdma_create_event_channel();
-        if (!channel)
-            return nullptr;
-        rdma_cm_id* id = nullptr;
-        if (::fcntl(channel->fd, F_SETFL, ::fcntl(channel->fd, F_GETFL) | O_NONBLOCK) != 0 ||
-            ::rdma_create_id(channel, &id, nullptr, RDMA_PS_TCP) != 0) {
-            ::rdma_destroy_event_channel(channel);
-            return nullptr;
-        }
-        if (::rdma_bind_addr(id, const_cast<sockaddr*>(where)) != 0 || ::rdma_listen(id, 0) != 0) {
-            close_silent_listener(id);
-            return nullptr;
-        }
-        return id;
-    }
-
-    /// Drops the connection requests that reached the listener.
-    static void drain_silent_listener(rdma_cm_id* listener) {
-        rdma_cm_event* event = nullptr;
-        while (::rdma_get_cm_event(listener->channel, &event) == 0) {
-            rdma_cm_id* request = event->event == RDMA_CM_EVENT_CONNECT_REQUEST ? event->id : nullptr;
-            ::rdma_ack_cm_event(event);
-            if (request)
-                ::rdma_destroy_id(request);
-        }
-    }
-
-    static void close_silent_listener(rdma_cm_id* listener) {
-        drain_silent_listener(listener);
-        rdma_event_channel* channel = listener->channel;
-        ::rdma_destroy_id(listener);
-        ::rdma_destroy_event_channel(channel);
-    }
-
-    /// Addresses to prime with: `where` itself, or for a wildcard every
-    /// local address of its family but loopback (rdma_cm cannot use lo).
-    static std::vector<sockaddr_storage> candidates(const sockaddr* where, socklen_t len) {
-        std::vector<sockaddr_storage> out;
-        auto add = [&](const sockaddr* a, socklen_t n) {
-            sockaddr_storage copy{};
-            std::memcpy(&copy, a, n);
-            // Port 0: the silent listener binds an ephemeral port; without
-            // one, no rsocket listener can take a priming request.
-            if (copy.ss_family == AF_INET)
-                reinterpret_cast<sockaddr_in&>(copy).sin_port = 0;
-            else
-                reinterpret_cast<sockaddr_in6&>(copy).sin6_port = 0;
-            out.push_back(copy);
-        };
-        const bool wildcard =
-            (where->sa_family == AF_INET &&
-             reinterpret_cast<const sockaddr_in*>(where)->sin_addr.s_addr == htonl(INADDR_ANY)) ||
-            (where->sa_family == AF_INET6 &&
-             IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(where)->sin6_addr));
-        if (!wildcard) {
-            add(where, len);
-            return out;
-        }
-        ifaddrs* list = nullptr;
-        if (::getifaddrs(&list) != 0)
-            return out;
-        for (const ifaddrs* i = list; i; i = i->ifa_next) {
-            if (!i->ifa_addr || i->ifa_addr->sa_family != where->sa_family)
-                continue;
-            const bool loopback =
-                (where->sa_family == AF_INET &&
-                 reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr ==
-                     htonl(INADDR_LOOPBACK)) ||
-                (where->sa_family == AF_INET6 &&
-                 IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr));
-            if (!loopback)
-                add(i->ifa_addr, where->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-        }
-        ::freeifaddrs(list);
-        return out;
-    }
-
-    /// Misses allowed: a few before the first start (an address that cannot
-    /// start the thread at all costs little), more once it has started.
-    static std::size_t max_misses(std::size_t done) { return done == 0 ? 4 : 64; }
-
-    /// Called with the mutex held and nothing watched: grows the array by
-    /// starting the thread again and again. Priming is tried once; an
-    /// address that cannot start the thread leaves the unprimed room.
-    void prime(const sockaddr* where, socklen_t len) {
+    /// Records a priming that started the thread `done` times, with the
+    /// mutex held. Priming is tried once; an address that cannot start the
+    /// thread leaves the unprimed room. (A second priming racing the
+    /// background one cannot happen: claims wait for it, or come back.)
+    void primed(std::size_t done) {
         primed_ = true;
-        const std::size_t starts = (wanted_capacity() + 3) / 4;
-        for (auto candidate : candidates(where, len)) {
-            auto* a = reinterpret_cast<sockaddr*>(&candidate);
-            const socklen_t n = candidate.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-            rdma_cm_id* listener = open_silent_listener(a);
-            if (listener) {
-                if (candidate.ss_family == AF_INET)
-                    reinterpret_cast<sockaddr_in&>(candidate).sin_port = ::rdma_get_src_port(listener);
-                else
-                    reinterpret_cast<sockaddr_in6&>(candidate).sin6_port = ::rdma_get_src_port(listener);
-            }
-            // A start can still miss without touching the thread (say, a
-            // resolution error): misses are tolerated, and only an address
-            // that misses again and again is given up on.
-            std::size_t done = 0;
-            std::size_t misses = 0;
-            while (done < starts && misses < max_misses(done)) {
-                if (cycle_service_thread(a, n))
-                    ++done;
-                else
-                    ++misses;
-                if (listener)
-                    drain_silent_listener(listener);
-            }
-            if (listener)
-                close_silent_listener(listener);
-            if (done > 0) {
-                // The array holds 4 entries per start, entry 0 being the
-                // thread's own socket; the next real start adds 4 more.
-                // The capacity asked for is the limit, even where the
-                // array has a few more entries.
-                room_ = std::min(4 * done + 3, wanted_capacity());
-                return;
-            }
+        if (priming_) {
+            priming_ = false;
+            freed_.notify_all();
+        }
+        if (done > 0) {
+            // The array holds 4 entries per start, entry 0 being the
+            // thread's own socket; the next real start adds 4 more. The
+            // capacity asked for is the limit, even where the array has a
+            // few more entries.
+            room_ = std::min(4 * done + 3, wanted_capacity());
         }
     }
+
+    const char* const capacity_variable_;
+    const std::size_t default_capacity_;
+    const primer prime_;
+    const error full_;
+    const int priming_key_;
+    /// The longest a claim waits for closes under way to free room.
+    static constexpr std::chrono::seconds closing_wait{5};
 
     std::mutex mutex_;
+    std::condition_variable freed_;
     std::unordered_set<int> watched_;
     /// Watched sockets plus claims in flight.
     std::size_t count_ = 0;
+    /// Watched sockets whose rclose is under way (counted in count_ too).
+    std::size_t closing_ = 0;
     /// What the array holds without growing while the thread runs: 3 when
     /// it first starts.
     std::size_t room_ = 3;
     bool primed_ = false;
+    /// A background priming is under way; nothing may be watched until it
+    /// ends.
+    bool priming_ = false;
 };
 
-connection_service_room& service_room() {
-    static auto* instance = new connection_service_room;
+/// Misses allowed while priming: a few before the first start (an address
+/// that cannot start the thread at all costs little), more once it has
+/// started. A start can miss without touching the thread (say, a
+/// resolution error).
+std::size_t max_priming_misses(std::size_t done) { return done == 0 ? 4 : 64; }
+
+/// Runs `cycle` until it has started the thread `starts` times or missed too
+/// often; returns the starts. `after_each` runs after every try.
+template <class Cycle, class After>
+std::size_t cycle_until(std::size_t starts, Cycle cycle, After after_each) {
+    std::size_t done = 0;
+    std::size_t misses = 0;
+    while (done < starts && misses < max_priming_misses(done)) {
+        if (cycle())
+            ++done;
+        else
+            ++misses;
+        after_each();
+    }
+    return done;
+}
+
+void set_port(sockaddr_storage& address, in_port_t port) {
+    if (address.ss_family == AF_INET)
+        reinterpret_cast<sockaddr_in&>(address).sin_port = port;
+    else
+        reinterpret_cast<sockaddr_in6&>(address).sin6_port = port;
+}
+
+socklen_t length_of(const sockaddr_storage& address) {
+    return address.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+}
+
+// --- Priming the connection service --------------------------------------
+// One start and stop of its thread is a nonblocking rconnect, still in
+// progress, to an rdma_cm listener that never answers, then its rclose.
+
+/// One start and stop of the service thread; true when the thread ran.
+bool cycle_connect_service(const sockaddr* where, socklen_t len) {
+    const int s = ::rsocket(where->sa_family, SOCK_STREAM, 0);
+    if (s < 0)
+        return false;
+    bool started = false;
+    if (::rfcntl(s, F_SETFL, O_NONBLOCK) == 0)
+        started = ::rconnect(s, where, len) < 0 && errno == EINPROGRESS;
+    ::rclose(s);
+    return started;
+}
+
+/// Drops the connection requests that reached the listener.
+void drain_silent_listener(rdma_cm_id* listener) {
+    rdma_cm_event* event = nullptr;
+    while (::rdma_get_cm_event(listener->channel, &event) == 0) {
+        rdma_cm_id* request = event->event == RDMA_CM_EVENT_CONNECT_REQUEST ? event->id : nullptr;
+        ::rdma_ack_cm_event(event);
+        if (request)
+            ::rdma_destroy_id(request);
+    }
+}
+
+void close_silent_listener(rdma_cm_id* listener) {
+    drain_silent_listener(listener);
+    rdma_event_channel* channel = listener->channel;
+    ::rdma_destroy_id(listener);
+    ::rdma_destroy_event_channel(channel);
+}
+
+/// An rdma_cm listener that never answers, so that a priming rconnect to it
+/// is still in progress when it returns. Without one (port 0), the refusal
+/// can come back over rxe's loopback before rconnect returns: under TCG,
+/// after a few dozen starts every rconnect failed at once with
+/// ECONNREFUSED, which left room for ~100 sockets.
+rdma_cm_id* open_silent_listener(const sockaddr* where) {
+    rdma_event_channel* channel = ::rdma_create_event_channel();
+    if (!channel)
+        return nullptr;
+    rdma_cm_id* id = nullptr;
+    if (::fcntl(channel->fd, F_SETFL, ::fcntl(channel->fd, F_GETFL) | O_NONBLOCK) != 0 ||
+        ::rdma_create_id(channel, &id, nullptr, RDMA_PS_TCP) != 0) {
+        ::rdma_destroy_event_channel(channel);
+        return nullptr;
+    }
+    if (::rdma_bind_addr(id, const_cast<sockaddr*>(where)) != 0 || ::rdma_listen(id, 0) != 0) {
+        close_silent_listener(id);
+        return nullptr;
+    }
+    return id;
+}
+
+bool is_wildcard(const sockaddr* where) {
+    return (where->sa_family == AF_INET &&
+            reinterpret_cast<const sockaddr_in*>(where)->sin_addr.s_addr == htonl(INADDR_ANY)) ||
+           (where->sa_family == AF_INET6 &&
+            IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(where)->sin6_addr));
+}
+
+/// Addresses to prime the connection service with: `where` itself, or for a
+/// wildcard every local address of its family but loopback (rdma_cm cannot
+/// use lo). Port 0: the silent listener binds an ephemeral port; without
+/// one, no rsocket listener can take a priming request.
+std::vector<sockaddr_storage> connect_candidates(const sockaddr* where, socklen_t len) {
+    std::vector<sockaddr_storage> out;
+    auto add = [&](const sockaddr* a, socklen_t n) {
+        sockaddr_storage copy{};
+        std::memcpy(&copy, a, n);
+        set_port(copy, 0);
+        out.push_back(copy);
+    };
+    if (!is_wildcard(where)) {
+        add(where, len);
+        return out;
+    }
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0)
+        return out;
+    for (const ifaddrs* i = list; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != where->sa_family)
+            continue;
+        const bool loopback =
+            (where->sa_family == AF_INET &&
+             reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr ==
+                 htonl(INADDR_LOOPBACK)) ||
+            (where->sa_family == AF_INET6 &&
+             IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr));
+        if (!loopback)
+            add(i->ifa_addr, where->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    }
+    ::freeifaddrs(list);
+    return out;
+}
+
+std::size_t prime_connect_service(const sockaddr* where, socklen_t len, std::size_t starts) {
+    for (auto candidate : connect_candidates(where, len)) {
+        auto* a = reinterpret_cast<sockaddr*>(&candidate);
+        rdma_cm_id* listener = open_silent_listener(a);
+        if (listener)
+            set_port(candidate, ::rdma_get_src_port(listener));
+        const std::size_t done = cycle_until(
+            starts, [&] { return cycle_connect_service(a, length_of(candidate)); },
+            [&] {
+                if (listener)
+                    drain_silent_listener(listener);
+            });
+        if (listener)
+            close_silent_listener(listener);
+        if (done > 0)
+            return done;
+    }
+    return 0;
+}
+
+// --- Priming the listen service ------------------------------------------
+// One start and stop of its thread is an rlisten on an ephemeral port of
+// the wildcard address (rdma_cm binds it without a device address), then
+// its rclose.
+
+bool cycle_listen_service(int family) {
+    const int s = ::rsocket(family, SOCK_STREAM, 0);
+    if (s < 0)
+        return false;
+    sockaddr_storage any{};
+    any.ss_family = static_cast<sa_family_t>(family);
+    const bool started =
+        ::rbind(s, reinterpret_cast<sockaddr*>(&any), length_of(any)) == 0 && ::rlisten(s, 1) == 0;
+    ::rclose(s);
+    return started;
+}
+
+std::size_t prime_listen_service(const sockaddr* where, socklen_t, std::size_t starts) {
+    const int family = where->sa_family;
+    return cycle_until(starts, [family] { return cycle_listen_service(family); }, [] {});
+}
+
+// Keys of the priming jobs on the background closer: descriptor numbers,
+// its other keys, are never negative.
+constexpr int connection_priming_key = -1;
+constexpr int listen_priming_key = -2;
+
+// Never destroyed, like the iomap table: close() runs on the background
+// closer's threads, which process exit does not stop.
+//
+// The connection service's room: CORIO_RSOCKET_CM_CAPACITY, else 256 (128
+// streams with both ends in one process, 256 with one end). Each 4 of room
+// cost a start of the thread before the first connection, about 20 ms under
+// the guest's emulation: 1024 took 5 s there, which ate coriostream's whole
+// --timeout 5 before its connect began.
+service_thread_room& connection_room() {
+    static auto* instance = new service_thread_room(
+        "CORIO_RSOCKET_CM_CAPACITY", 256, prime_connect_service, error::rsocket_service_full,
+        connection_priming_key);
+    return *instance;
+}
+
+// The listen service's room: CORIO_RSOCKET_LISTEN_CAPACITY, else 64
+// listening rsockets at once per process.
+service_thread_room& listen_room() {
+    static auto* instance =
+        new service_thread_room("CORIO_RSOCKET_LISTEN_CAPACITY", 64, prime_listen_service,
+                                error::rsocket_listen_service_full, listen_priming_key);
     return *instance;
 }
 
@@ -331,6 +488,10 @@ int open(int domain, int type, int protocol, error_code& ec) {
         ::rclose(s);
         return -1;
     }
+    if (type == SOCK_STREAM) {
+        connection_room().start_priming(domain);
+        listen_room().start_priming(domain);
+    }
     ec.clear();
     return s;
 }
@@ -339,7 +500,20 @@ error_code bind(int s, const sockaddr* addr, socklen_t len) {
     return status_of(::rbind(s, addr, len));
 }
 
-error_code listen(int s, int backlog) { return status_of(::rlisten(s, backlog)); }
+error_code listen(int s, int backlog) {
+    sockaddr_storage local{};
+    socklen_t local_len = sizeof local;
+    if (::rgetsockname(s, reinterpret_cast<sockaddr*>(&local), &local_len) != 0)
+        return last_error();
+    if (const auto ec = listen_room().claim(reinterpret_cast<sockaddr*>(&local), local_len))
+        return ec;
+    const auto ec = status_of(::rlisten(s, backlog));
+    if (ec)
+        listen_room().unclaim();
+    else
+        listen_room().watched(s);
+    return ec;
+}
 
 int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
     sockaddr_storage local{};
@@ -348,26 +522,30 @@ int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
         ec = last_error();
         return -1;
     }
-    if ((ec = service_room().claim(reinterpret_cast<sockaddr*>(&local), local_len)))
+    // An accept runs on the handler's executor: while the room is still
+    // being primed it would block, so it comes back (try_again) and the
+    // accept waits for its next retry instead.
+    if ((ec = connection_room().claim(reinterpret_cast<sockaddr*>(&local), local_len,
+                                      /*may_wait=*/false)))
         return -1;
     const int n = ::raccept(s, addr, len);
     ec = n < 0 ? last_error() : error_code{};
     if (n < 0)
-        service_room().unclaim();
+        connection_room().unclaim();
     else
-        service_room().watched(n);
+        connection_room().watched(n);
     return n;
 }
 
 error_code connect(int s, const sockaddr* addr, socklen_t len) {
-    if (const auto ec = service_room().claim(addr, len))
+    if (const auto ec = connection_room().claim(addr, len))
         return ec;
     const auto ec = status_of(::rconnect(s, addr, len));
     // Only a connect still in progress is handed to the service thread.
     if (ec == boost::asio::error::in_progress)
-        service_room().watched(s);
+        connection_room().watched(s);
     else
-        service_room().unclaim();
+        connection_room().unclaim();
     return ec;
 }
 
@@ -376,10 +554,13 @@ error_code shutdown(int s, int how) { return status_of(::rshutdown(s, how)); }
 error_code close(int s) {
     iomaps().unmap_all(s);
     // v44 returns a positive EBADF, not -1 with errno, for an fd it does not know.
-    const bool watched = service_room().closing(s);
+    const bool watched = connection_room().closing(s);
+    const bool listening = listen_room().closing(s);
     const int result = ::rclose(s);
     if (watched)
-        service_room().unclaim();
+        connection_room().closed();
+    if (listening)
+        listen_room().closed();
     if (result > 0)
         return {result, boost::system::system_category()};
     return status_of(result);

@@ -101,10 +101,11 @@ boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote, e
     return endpoint;
 }
 
-std::size_t blocking_call(socket_impl& impl, wait_kind kind,
+std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind kind,
                           const std::function<std::size_t(error_code&)>& call, error_code& ec) {
     for (;;) {
-        pollfd fd{};
+        // [0] the socket, [1] the eventfd close() signals.
+        pollfd fds[2] = {};
         const socket_ops* ops_used = nullptr;
         {
             std::lock_guard io_lock(impl.io_mutex_);
@@ -116,23 +117,34 @@ std::size_t blocking_call(socket_impl& impl, wait_kind kind,
             const std::size_t n = call(ec);
             if (ec != boost::asio::error::would_block && ec != boost::asio::error::try_again)
                 return n;
-            fd = {impl.socket_.get(), static_cast<short>(kind == wait_kind::read ? POLLIN : POLLOUT),
-                  0};
+            fds[0] = {impl.socket_.get(),
+                      static_cast<short>(kind == wait_kind::read ? POLLIN : POLLOUT), 0};
         }
-        ops_used->poll(&fd, 1, poll_timeout::infinite, ec);
+        // The same rule as for the service's own waits: the descriptor is
+        // not closed under this rpoll; a close() from another thread wakes
+        // it and leaves the descriptor to end_blocking_wait.
+        int wake_fd = -1;
+        if ((ec = service.begin_blocking_wait(impl, wake_fd)))
+            return 0;
+        fds[1] = {wake_fd, POLLIN, 0};
+        ops_used->poll(fds, 2, poll_timeout::infinite, ec);
+        if (!service.end_blocking_wait(impl)) {
+            ec = boost::asio::error::operation_aborted;
+            return 0;
+        }
         if (ec && ec != boost::asio::error::interrupted)
             return 0;
     }
 }
 
-std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
-                              std::size_t total, error_code& ec) {
+std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
+                              const iovec* iov, int count, std::size_t total, error_code& ec) {
     if (total == 0) {
         ec.clear();
         return 0;
     }
     return blocking_call(
-        impl, kind,
+        service, impl, kind,
         [&](error_code& call_ec) {
             const socket_ops& ops = *impl.socket_.ops();
             return kind == wait_kind::read ? ops.readv(impl.socket_.get(), iov, count, call_ec)

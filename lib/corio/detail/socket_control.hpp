@@ -42,15 +42,18 @@ boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote,
 
 /// A blocking call: `call` (made with the I/O mutex held, on an open
 /// socket) until it no longer would block, waiting with rpoll on this socket
-/// alone for `kind` in between.
-std::size_t blocking_call(socket_impl& impl, wait_kind kind,
+/// (and the wake eventfd close() signals) for `kind` in between. A close()
+/// from another thread ends it with operation_aborted.
+std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind kind,
                           const std::function<std::size_t(boost::system::error_code&)>& call,
                           boost::system::error_code& ec);
 
 /// A blocking read_some or write_some: the nonblocking call, then rpoll on
-/// this socket alone until it can go on.
-std::size_t blocking_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
-                              std::size_t total, boost::system::error_code& ec);
+/// this socket (and the wake eventfd close() signals) until it can go on.
+/// A close() from another thread ends it with operation_aborted.
+std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
+                              const iovec* iov, int count, std::size_t total,
+                              boost::system::error_code& ec);
 
 /// Refuses an option the socket can no longer take: RDMA options after
 /// connect or listen (rsockets apply them when the connection is set up).

@@ -7,7 +7,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/basic_stream_descriptor.hpp>
@@ -64,6 +67,8 @@ public:
         // this only covers a state that outlives its service's shutdown.
         if (reactor_)
             (void)reactor_->release();
+        if (blocking_wake_fd_ >= 0)
+            ::close(blocking_wake_fd_);
     }
 
     socket_impl(const socket_impl&) = delete;
@@ -90,10 +95,21 @@ public:
         return nullptr;
     }
 
+    /// The riomap regions of this socket, as (address, length), so that
+    /// close() can unmap them all before it returns: memory the application
+    /// frees after close() must not stay registered for the peer's writes.
+    /// Guarded by io_mutex_.
+    std::vector<std::pair<void*, std::size_t>> local_regions_;
+
     // Set by open, read without a lock by the object's own thread and by
     // operations of that object (Asio's rule: one object, one thread at a time).
     transport transport_ = transport::tcp;
-    phase phase_ = phase::closed;
+    /// Atomic because close() may come from another thread while a connect
+    /// or accept moves it on (Asio allows close() as the one call that may
+    /// race an operation): no lock orders those writes, and each stands for
+    /// itself. Sequentially consistent, as a plain enum would be expected to
+    /// behave; it is never on the data path.
+    std::atomic<phase> phase_ = phase::closed;
 
     // Guarded by the service mutex.
     wait_queue reads_;
@@ -107,6 +123,14 @@ public:
     bool retry_accept_ = false;
     /// close() ran: no new waits.
     bool closed_ = false;
+    /// Blocking read_some/write_some calls waiting in their own rpoll on
+    /// this socket's descriptor, and the eventfd that close() signals to
+    /// end them (made at the first blocking wait). While any waits, close()
+    /// leaves the descriptor to the last of them (blocking_close_), as it
+    /// does to a poller: rclose under a live rpoll frees what rpoll reads.
+    int blocking_waiters_ = 0;
+    int blocking_wake_fd_ = -1;
+    unique_socket blocking_close_;
     /// How the service waits for this socket's readiness: rsockets in its
     /// rpoll set (watched_); kernel sockets in the io_context's own reactor
     /// in thread mode on an io_context, else in the service's epoll set.

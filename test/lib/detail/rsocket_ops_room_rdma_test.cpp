@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <memory>
 #include <tuple>
+#include <vector>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
@@ -24,10 +26,12 @@
 #include "coroutine_test.hpp"
 #include "transport_under_test.hpp"
 
-// The room corio makes in librdmacm's connection service
+// The room corio makes in librdmacm's connection and listen services
 // (doc/architecture.md): beyond CORIO_RSOCKET_CM_CAPACITY watched rsockets,
-// connect and accept end with corio::error::rsocket_service_full, not a hang
-// or a crash, and the streams already open keep working. Runs on rsockets
+// connect and accept end with corio::error::rsocket_service_full, and beyond
+// CORIO_RSOCKET_LISTEN_CAPACITY listening rsockets, listen ends with
+// corio::error::rsocket_listen_service_full, not a hang or a crash, and the
+// sockets already open keep working. Runs on rsockets
 // (test/meson.build sets CORIO_TEST_TRANSPORT=rsocket), in the guest.
 
 namespace asio = boost::asio;
@@ -39,6 +43,9 @@ namespace {
 /// Both ends of every stream live in this process, so each stream takes two
 /// places: two streams fill four, a third client the fifth.
 constexpr int capacity = 5;
+/// Listening rsockets the listen service is primed for: twice the 4 entries
+/// its array starts with.
+constexpr int listen_capacity = 8;
 
 /// Set before the first connect or accept, which is when corio reads it.
 struct small_room {
@@ -48,6 +55,7 @@ struct small_room {
             std::exit(77);
         }
         ::setenv("CORIO_RSOCKET_CM_CAPACITY", std::to_string(capacity).c_str(), 1);
+        ::setenv("CORIO_RSOCKET_LISTEN_CAPACITY", std::to_string(listen_capacity).c_str(), 1);
     }
 };
 
@@ -119,4 +127,43 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(connect_and_accept_beyond_the_room_fail_
     BOOST_TEST_REQUIRE(!ec, ec.message());
     co_await check_echo(client3, server3, 3);
     co_await check_echo(client2, server2, 4);
+}
+
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(listening_beyond_the_listen_room_fails_with_its_error,
+                                        120s) {
+    BOOST_TEST_REQUIRE((corio::test::transport_under_test() == corio::transport::rsocket),
+                       "set CORIO_TEST_TRANSPORT=rsocket");
+    auto executor = co_await asio::this_coro::executor;
+    std::vector<std::unique_ptr<corio::acceptor>> listening;
+    for (int i = 0; i < listen_capacity; ++i)
+        listening.push_back(std::make_unique<corio::acceptor>(
+            executor, corio::test::any_port_endpoint(), corio::transport::rsocket));
+
+    corio::acceptor refused(executor);
+    refused.open(corio::transport::rsocket, corio::test::any_port_endpoint().protocol());
+    refused.bind(corio::test::any_port_endpoint());
+    error_code ec;
+    refused.listen(asio::socket_base::max_listen_connections, ec);
+    BOOST_TEST((ec == corio::error::rsocket_listen_service_full), ec.message());
+
+    // Every listener inside the room accepts; the last one is checked with
+    // an echo.
+    const auto where = listening.back()->local_endpoint();
+    corio::stream client(executor, corio::transport::rsocket);
+    co_await client.async_connect(where, asio::use_awaitable);
+    auto server = co_await listening.back()->async_accept(asio::use_awaitable);
+    co_await check_echo(client, server, 5);
+
+    // A closed listener's room comes back once its background rclose has
+    // returned: the next listen waits for that instead of failing.
+    listening.front()->close();
+    corio::acceptor again(executor);
+    again.open(corio::transport::rsocket, corio::test::any_port_endpoint().protocol());
+    again.bind(corio::test::any_port_endpoint());
+    again.listen(asio::socket_base::max_listen_connections, ec);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    corio::stream client2(executor, corio::transport::rsocket);
+    co_await client2.async_connect(again.local_endpoint(), asio::use_awaitable);
+    auto server2 = co_await again.async_accept(asio::use_awaitable);
+    co_await check_echo(client2, server2, 6);
 }

@@ -1,0 +1,240 @@
+#define BOOST_TEST_MODULE rpoll_service_slow_calls_rdma
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <corio/acceptor.hpp>
+#include <corio/detail/background_closer.hpp>
+#include <corio/iomap_registration.hpp>
+#include <corio/socket_base.hpp>
+#include <corio/stream.hpp>
+
+#include "coroutine_test.hpp"
+#include "transport_under_test.hpp"
+
+// Nothing that can block runs on an io_context thread (doc/architecture.md,
+// "Which thread runs what"). Run on rsockets with test/support's
+// slow_rsocket_calls preloaded, which makes every rsocket close and shutdown
+// call, and so the priming of librdmacm's services, take CORIO_SLOW_RSOCKET_MS longer:
+// if any of them ran on the io_context thread, a round trip on another
+// stream of that context would take at least that long.
+
+CORIO_TEST_TRANSPORT_FIXTURE();
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using namespace asio::experimental::awaitable_operators;
+using boost::system::error_code;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+long slowed_calls() {
+    using counter = long (*)();
+    const auto count = reinterpret_cast<counter>(::dlsym(RTLD_DEFAULT, "corio_slowed_rsocket_calls"));
+    BOOST_TEST_REQUIRE(count != nullptr,
+                       "run with LD_PRELOAD of test/support's libslow_rsocket_calls.so");
+    return count();
+}
+
+std::chrono::milliseconds injected_delay() {
+    const char* text = std::getenv("CORIO_SLOW_RSOCKET_MS");
+    return std::chrono::milliseconds(text ? std::strtol(text, nullptr, 10) : 300);
+}
+
+asio::awaitable<void> sleep_for(clock_type::duration d) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, d);
+    co_await timer.async_wait(asio::use_awaitable);
+}
+
+/// One 64-byte round trip from `a` through `b` and back.
+asio::awaitable<clock_type::duration> round_trip(corio::stream& a, corio::stream& b) {
+    std::array<unsigned char, 64> out{};
+    std::array<unsigned char, 64> in{};
+    out.fill(0x5a);
+    const auto start = clock_type::now();
+    co_await asio::async_write(a, asio::buffer(out), asio::use_awaitable);
+    co_await asio::async_read(b, asio::buffer(in), asio::use_awaitable);
+    co_await asio::async_write(b, asio::buffer(in), asio::use_awaitable);
+    co_await asio::async_read(a, asio::buffer(in), asio::use_awaitable);
+    co_return clock_type::now() - start;
+}
+
+struct timing {
+    std::vector<double> ms;
+    double worst() const { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }
+    double median() const {
+        auto v = ms;
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0 : v[v.size() / 2];
+    }
+};
+
+/// Round trips until `stop` is set (and at least `at_least` of them).
+asio::awaitable<void> ping_until(corio::stream& a, corio::stream& b, const bool& stop,
+                                 timing& out, std::size_t at_least = 1) {
+    while (!stop || out.ms.size() < at_least) {
+        const auto t = co_await round_trip(a, b);
+        out.ms.push_back(std::chrono::duration<double, std::milli>(t).count());
+    }
+}
+
+asio::awaitable<void> wait_for_background_jobs(clock_type::duration limit) {
+    const auto deadline = clock_type::now() + limit;
+    while (corio::detail::background_jobs_pending() > 0 && clock_type::now() < deadline)
+        co_await sleep_for(10ms);
+    BOOST_TEST(corio::detail::background_jobs_pending() == 0u,
+               "background closes still pending after the limit");
+}
+
+} // namespace
+
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(closes_and_shutdowns_never_stall_other_streams, 120s) {
+    const long calls_before = slowed_calls();
+    const auto delay = injected_delay();
+    auto executor = co_await asio::this_coro::executor;
+    auto [ping_a, ping_b] = co_await corio::test::make_stream_pair();
+    std::vector<std::pair<corio::stream, corio::stream>> victims;
+    for (int i = 0; i < 4; ++i)
+        victims.push_back(co_await corio::test::make_stream_pair());
+    auto listener = std::make_unique<corio::acceptor>(executor, corio::test::any_port_endpoint(),
+                                                      corio::test::transport_under_test());
+
+    timing before;
+    bool stop = true;
+    co_await ping_until(ping_a, ping_b, stop, before, 100);
+
+    // While the pings go on: shut down and close every victim (each call
+    // slowed by `delay` where it runs), close the listener, and make a new
+    // listener and connection (a listen and a connect claim room in
+    // librdmacm's services).
+    timing during;
+    stop = false;
+    bool closed = false;
+    asio::co_spawn(
+        executor,
+        [&]() -> asio::awaitable<void> {
+            // Each step is timed: a slow one names itself in the log.
+            auto step = clock_type::now();
+            const auto lap = [&step](const char* what) {
+                const auto now = clock_type::now();
+                const auto ms = std::chrono::duration<double, std::milli>(now - step).count();
+                if (ms > 20)
+                    BOOST_TEST_MESSAGE(what << " took " << ms << " ms");
+                step = now;
+            };
+            for (auto& [client, server] : victims) {
+                client.shutdown(corio::stream::shutdown_send);
+                lap("shutdown");
+                client.close();
+                server.close();
+                lap("close of a pair");
+            }
+            listener->close();
+            lap("close of the listener");
+            corio::acceptor fresh(executor, corio::test::any_port_endpoint(),
+                                  corio::test::transport_under_test());
+            lap("a new listener");
+            corio::stream client(executor, corio::test::transport_under_test());
+            co_await (fresh.async_accept(asio::use_awaitable) &&
+                      client.async_connect(fresh.local_endpoint(), asio::use_awaitable));
+            lap("accept and connect");
+            client.close();
+            lap("close of the new client");
+            // The calls above ran in the background; let them take their
+            // time while the pings go on.
+            co_await sleep_for(3 * delay);
+            closed = true;
+            stop = true;
+        },
+        [](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+        });
+    co_await ping_until(ping_a, ping_b, stop, during, 10);
+    BOOST_TEST_REQUIRE(closed);
+    co_await wait_for_background_jobs(60s);
+
+    const long slowed = slowed_calls() - calls_before;
+    BOOST_TEST_MESSAGE("injected delay " << delay.count() << " ms per call, " << slowed
+                                         << " calls slowed; round trips before: median "
+                                         << before.median() << " ms, worst " << before.worst()
+                                         << " ms; during: " << during.ms.size() << ", median "
+                                         << during.median() << " ms, worst " << during.worst()
+                                         << " ms");
+    // Four shutdowns, nine closes (eight victims' ends, the listener), the
+    // fresh client's close: all slowed, none on this thread.
+    BOOST_TEST(slowed >= 14);
+    // The bound: half the injected delay. One slowed call on this thread
+    // would make some round trip take at least the whole delay.
+    BOOST_TEST(during.worst() < delay.count() / 2.0,
+               "worst round trip " << during.worst() << " ms during the closes");
+}
+
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(close_unmaps_every_region_before_it_returns, 120s) {
+    auto executor = co_await asio::this_coro::executor;
+    const auto transport = corio::test::transport_under_test();
+    corio::acceptor acceptor(executor);
+    acceptor.open(transport);
+    acceptor.set_option(corio::socket_base::iomap_size(1));
+    acceptor.bind(corio::test::any_port_endpoint());
+    acceptor.listen();
+    corio::stream client(executor);
+    client.open(transport);
+    client.set_option(corio::socket_base::iomap_size(1));
+    corio::stream server = co_await (acceptor.async_accept(asio::use_awaitable) &&
+                                     client.async_connect(acceptor.local_endpoint(),
+                                                          asio::use_awaitable));
+
+    constexpr std::size_t window = 4096;
+    std::vector<unsigned char> region(window, 0);
+    corio::iomap_registration registration(server, asio::buffer(region));
+    BOOST_TEST_REQUIRE(registration.is_mapped());
+    // The mapping reaches the client with the server's next send.
+    co_await asio::async_write(server, asio::buffer("m", 1), asio::use_awaitable);
+    std::array<char, 1> hello{};
+    co_await asio::async_read(client, asio::buffer(hello), asio::use_awaitable);
+    client.add_remote_mapping(registration.offset(), window);
+
+    // Proof that the mapping works: an iowrite lands.
+    std::vector<unsigned char> data(256, 0xa5);
+    co_await client.async_iowrite(asio::buffer(data), registration.offset(), asio::use_awaitable);
+    co_await asio::async_write(client, asio::buffer("n", 1), asio::use_awaitable);
+    co_await asio::async_read(server, asio::buffer(hello), asio::use_awaitable);
+    BOOST_TEST_REQUIRE(std::all_of(region.begin(), region.begin() + 256,
+                                   [](unsigned char b) { return b == 0xa5; }));
+    std::fill(region.begin(), region.end(), 0);
+
+    // close() returns before the (slowed) rclose has run; the region must
+    // already be gone for the peer: its iowrite there lands nowhere.
+    server.close();
+    auto [ec, n] = co_await client.async_iowrite(asio::buffer(data), registration.offset(),
+                                                 asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST_MESSAGE("iowrite after the peer's close: " << ec.message() << ", " << n
+                                                          << " bytes reported");
+    co_await sleep_for(2 * injected_delay());
+    BOOST_TEST(std::all_of(region.begin(), region.end(), [](unsigned char b) { return b == 0; }),
+               "a peer's iowrite reached a region after close() returned");
+    // The registration knows its socket is closed: reset does nothing.
+    BOOST_TEST(!registration.reset());
+    client.close();
+    co_await wait_for_background_jobs(60s);
+}
