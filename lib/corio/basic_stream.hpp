@@ -14,6 +14,7 @@
 #include <boost/asio/socket_base.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <corio/basic_socket.hpp>
 #include <corio/detail/buffer_iovecs.hpp>
 #include <corio/detail/connect_operation.hpp>
 #include <corio/detail/iowrite_operation.hpp>
@@ -24,13 +25,6 @@
 #include <corio/transport.hpp>
 
 namespace corio {
-
-namespace detail {
-inline void throw_if(const boost::system::error_code& ec, const char* what) {
-    if (ec)
-        throw boost::system::system_error(ec, what);
-}
-} // namespace detail
 
 /// A connected byte stream over rsockets or kernel TCP, shaped like
 /// boost::asio::basic_stream_socket and usable wherever Asio expects an
@@ -51,24 +45,16 @@ inline void throw_if(const boost::system::error_code& ec, const char* what) {
 /// boost::asio::error::operation_aborted. An operation that has already
 /// moved bytes completes with them instead; bytes are never dropped.
 template <class Executor = boost::asio::any_io_executor>
-class basic_stream {
+class basic_stream : public basic_socket<boost::asio::ip::tcp, Executor> {
+    using base = basic_socket<boost::asio::ip::tcp, Executor>;
+
 public:
     /// The executor the stream's operations complete on by default.
-    using executor_type = Executor;
+    using typename base::executor_type;
     /// An IP address and port: corio addresses rsockets and kernel sockets alike.
-    using endpoint_type = boost::asio::ip::tcp::endpoint;
-    /// An rsocket number (rsocket transport) or a kernel file descriptor (tcp).
-    using native_handle_type = int;
-    /// Which directions shutdown() ends, as boost::asio::socket_base's.
-    using shutdown_type = boost::asio::socket_base::shutdown_type;
+    using typename base::endpoint_type;
     /// The stream itself: it is its own lowest layer, as Asio's sockets are.
     using lowest_layer_type = basic_stream;
-    /// shutdown(): no more receiving.
-    static constexpr shutdown_type shutdown_receive = boost::asio::socket_base::shutdown_receive;
-    /// shutdown(): no more sending; the peer reads eof.
-    static constexpr shutdown_type shutdown_send = boost::asio::socket_base::shutdown_send;
-    /// shutdown(): both directions.
-    static constexpr shutdown_type shutdown_both = boost::asio::socket_base::shutdown_both;
 
     /// The stream type for another executor, as Asio's I/O objects offer.
     template <class OtherExecutor>
@@ -81,9 +67,7 @@ public:
     /// stream is not open yet.
     explicit basic_stream(const executor_type& executor,
                           corio::transport t = corio::transport::automatic)
-        : transport_preference_(t), executor_(executor),
-          service_(&rpoll_service_of(executor)),
-          impl_(service_->create_impl()) {}
+        : base(executor, t) {}
 
     /// A closed stream on `context`'s executor; `t` as for the executor overload.
     template <class ExecutionContext>
@@ -93,167 +77,13 @@ public:
         : basic_stream(context.get_executor(), t) {}
 
     /// Takes over `other`'s socket and pending operations; `other` is left closed.
-    basic_stream(basic_stream&& other) noexcept
-        : transport_preference_(other.transport_preference_), executor_(other.executor_),
-          service_(other.service_), impl_(std::exchange(other.impl_, nullptr)) {}
-
+    basic_stream(basic_stream&& other) noexcept = default;
     /// Closes this stream (pending operations end with operation_aborted), then takes over
     /// `other`'s socket; `other` is left closed.
-    basic_stream& operator=(basic_stream&& other) noexcept {
-        if (this != &other) {
-            release();
-            transport_preference_ = other.transport_preference_;
-            executor_ = other.executor_;
-            service_ = other.service_;
-            impl_ = std::exchange(other.impl_, nullptr);
-        }
-        return *this;
-    }
+    basic_stream& operator=(basic_stream&& other) noexcept = default;
 
-    basic_stream(const basic_stream&) = delete;
-    basic_stream& operator=(const basic_stream&) = delete;
-
-    /// Closes the socket; pending operations end with operation_aborted.
-    ~basic_stream() { release(); }
-
-    /// The executor given at construction.
-    executor_type get_executor() const noexcept { return executor_; }
     /// Returns this stream (Asio's layered-stream convention).
     basic_stream& lowest_layer() noexcept { return *this; }
-
-    /// Opens a socket of `t` for `protocol`, without connecting. Needed only
-    /// to set options (the RDMA ones) before async_connect, which otherwise
-    /// opens the socket itself.
-    void open(corio::transport t = corio::transport::automatic,
-              const boost::asio::ip::tcp& protocol = boost::asio::ip::tcp::v4()) {
-        boost::system::error_code ec;
-        open(t, protocol, ec);
-        detail::throw_if(ec, "open");
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    void open(corio::transport t, const boost::asio::ip::tcp& protocol,
-              boost::system::error_code& ec) {
-        transport_preference_ = t;
-        ec = detail::open_socket(*service_, *live(), t, protocol.family());
-    }
-
-    /// True from a successful open or connect until close.
-    bool is_open() const noexcept { return impl_ && impl_->phase_ != detail::socket_impl::phase::closed; }
-
-    /// The transport of the open socket (rsocket or tcp); for a closed
-    /// stream, the one async_connect will open.
-    corio::transport transport() const noexcept {
-        return is_open() ? impl_->transport_ : transport_preference_;
-    }
-
-    /// The socket's descriptor: an rsocket number, or a kernel fd; -1 when
-    /// closed.
-    native_handle_type native_handle() const noexcept {
-        return is_open() ? impl_->socket_.get() : -1;
-    }
-
-    /// Ends pending operations with operation_aborted, then closes.
-    void close() {
-        boost::system::error_code ec;
-        close(ec);
-        detail::throw_if(ec, "close");
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    void close(boost::system::error_code& ec) { ec = service_->close(*live()); }
-
-    /// Ends pending operations with operation_aborted; the socket stays open.
-    void cancel() {
-        boost::system::error_code ec;
-        cancel(ec);
-        detail::throw_if(ec, "cancel");
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    void cancel(boost::system::error_code& ec) {
-        if (!is_open()) {
-            ec = boost::asio::error::bad_descriptor;
-            return;
-        }
-        service_->cancel_all(*impl_);
-        ec.clear();
-    }
-
-    /// Shuts down one or both directions. On rsockets the call returns at
-    /// once and rshutdown runs on the service's blocking-call thread: it can
-    /// wait for the peer, which may be served by this same io_context.
-    void shutdown(shutdown_type what) {
-        boost::system::error_code ec;
-        shutdown(what, ec);
-        detail::throw_if(ec, "shutdown");
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    void shutdown(shutdown_type what, boost::system::error_code& ec) {
-        ec = service_->shutdown(*live(), static_cast<int>(what));
-    }
-
-    /// The local address and port of the socket. Throws boost::system::system_error on failure.
-    endpoint_type local_endpoint() const {
-        boost::system::error_code ec;
-        auto e = local_endpoint(ec);
-        detail::throw_if(ec, "local_endpoint");
-        return e;
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    endpoint_type local_endpoint(boost::system::error_code& ec) const {
-        return impl_ ? detail::socket_endpoint(*impl_, false, ec)
-                     : (ec = boost::asio::error::bad_descriptor, endpoint_type());
-    }
-    /// The peer's address and port. Throws boost::system::system_error on failure.
-    endpoint_type remote_endpoint() const {
-        boost::system::error_code ec;
-        auto e = remote_endpoint(ec);
-        detail::throw_if(ec, "remote_endpoint");
-        return e;
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    endpoint_type remote_endpoint(boost::system::error_code& ec) const {
-        return impl_ ? detail::socket_endpoint(*impl_, true, ec)
-                     : (ec = boost::asio::error::bad_descriptor, endpoint_type());
-    }
-
-    /// Sets a corio::socket_base option. RDMA options (sq_size, rq_size,
-    /// inline_size, iomap_size) only before connect: afterwards
-    /// corio::error::option_after_connect.
-    template <class Option>
-    void set_option(const Option& option) {
-        boost::system::error_code ec;
-        set_option(option, ec);
-        detail::throw_if(ec, "set_option");
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    template <class Option>
-    void set_option(const Option& option, boost::system::error_code& ec) {
-        ec = detail::check_option_allowed(*live(), Option::rdma_only);
-        if (!ec) {
-            std::lock_guard io_lock(impl_->io_mutex_);
-            ec = option.apply(*impl_->socket_.ops(), impl_->socket_.get());
-        }
-    }
-    /// Reads a corio::socket_base option into `option`, at any time. Throws
-    /// boost::system::system_error on failure.
-    template <class Option>
-    void get_option(Option& option) const {
-        boost::system::error_code ec;
-        get_option(option, ec);
-        detail::throw_if(ec, "get_option");
-    }
-    /// As the overload above, but reports a failure in `ec` instead of throwing.
-    template <class Option>
-    void get_option(Option& option, boost::system::error_code& ec) const {
-        if (!impl_) {
-            ec = boost::asio::error::bad_descriptor;
-            return;
-        }
-        ec = detail::check_option_allowed(*impl_, false);
-        if (!ec) {
-            std::lock_guard io_lock(impl_->io_mutex_);
-            ec = option.query(*impl_->socket_.ops(), impl_->socket_.get());
-        }
-    }
 
     /// Blocking reads and writes, for code that wants no io_context.
     template <class MutableBufferSequence>
@@ -386,19 +216,6 @@ private:
         basic_stream* self_;
     };
 
-    detail::socket_impl* live() {
-        if (!impl_)
-            impl_ = service_->create_impl(); // revived after a move
-        return impl_.get();
-    }
-
-    void release() noexcept {
-        if (impl_) {
-            service_->release_impl(*impl_);
-            impl_.reset();
-        }
-    }
-
     class initiate_async_connect {
     public:
         using executor_type = Executor;
@@ -446,15 +263,10 @@ private:
         basic_stream* self_;
     };
 
-    std::shared_ptr<detail::socket_impl> impl_shared() {
-        live();
-        return impl_;
-    }
-
-    corio::transport transport_preference_;
-    Executor executor_;
-    rpoll_service* service_;
-    std::shared_ptr<detail::socket_impl> impl_;
+    using base::impl_;
+    using base::impl_shared;
+    using base::live;
+    using base::service_;
 };
 
 } // namespace corio

@@ -32,6 +32,8 @@ public:
             return "librdmacm's connection service has no room for another rsocket";
         case error::rsocket_listen_service_full:
             return "librdmacm's listen service has no room for another listening rsocket";
+        case error::rsocket_datagram_unaddressable:
+            return "rdma-core's datagram rsockets cannot address this RDMA port (RoCE)";
         }
         return "Unknown corio error";
     }

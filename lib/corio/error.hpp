@@ -43,6 +43,10 @@ enum class error {
     /// default); the same v44 bug as rsocket_service_full, so corio refuses
     /// the listen.
     rsocket_listen_service_full,
+    /// rdma-core's datagram rsockets cannot address this RDMA port: v44
+    /// gives each datagram socket an address handle without a GRH, which
+    /// every RoCE port (Soft-RoCE included) refuses (doc/architecture.md).
+    rsocket_datagram_unaddressable,
 };
 
 /// Portable conditions, matched by codes from several categories.

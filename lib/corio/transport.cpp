@@ -12,12 +12,18 @@ transport resolve_transport(transport t) noexcept {
     return t;
 }
 
+transport resolve_datagram_transport(transport t) noexcept {
+    return resolve_transport(t) == transport::rsocket ? transport::rsocket : transport::udp;
+}
+
 std::string_view to_string(transport t) noexcept {
     switch (t) {
     case transport::rsocket:
         return "rsocket";
     case transport::tcp:
         return "tcp";
+    case transport::udp:
+        return "udp";
     case transport::automatic:
         break;
     }

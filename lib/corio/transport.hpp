@@ -16,6 +16,9 @@ enum class transport {
     rsocket,
     /// Kernel TCP sockets.
     tcp,
+    /// Kernel UDP sockets: the kernel transport of datagram sockets
+    /// (corio::basic_datagram_socket). Streams and acceptors refuse it.
+    udp,
     /// rsocket when this host has an RDMA device (corio::rdma_available()),
     /// else tcp.
     automatic,
@@ -24,7 +27,11 @@ enum class transport {
 /// rsocket or tcp: what `automatic` stands for on this host.
 transport resolve_transport(transport t) noexcept;
 
-/// "rsocket", "tcp" or "automatic".
+/// rsocket or udp: what `automatic` stands for on this host for datagram
+/// sockets; tcp is udp's stream twin and resolves to udp too.
+transport resolve_datagram_transport(transport t) noexcept;
+
+/// "rsocket", "tcp", "udp" or "automatic".
 std::string_view to_string(transport t) noexcept;
 
 namespace detail {

@@ -9,6 +9,7 @@
 #include <corio/rdma_available.hpp>
 #include <corio/transport.hpp>
 
+#include "datagram_session.hpp"
 #include "options.hpp"
 #include "report.hpp"
 #include "run_settings.hpp"
@@ -73,6 +74,21 @@ int run_transfers(const coriostream::options& opts) {
     return 0;
 }
 
+int run_datagram(const coriostream::options& opts) {
+    std::ofstream file;
+    if (!open_output(opts, file))
+        return exit_failure;
+    std::ostream& out = opts.output_file ? file : std::cout;
+    try {
+        coriostream::run_datagram(opts, out);
+    } catch (const std::exception& error) {
+        out.flush();
+        std::cerr << "coriostream: " << error.what() << '\n';
+        return exit_failure;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char* argv[]) {
@@ -91,6 +107,8 @@ int main(int argc, char* argv[]) {
         return exit_usage;
     }
 
+    if (opts.datagram)
+        return run_datagram(opts);
     if (opts.dry_run)
         return print_plan(opts);
     return run_transfers(opts);

@@ -14,6 +14,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "datagram_session.hpp"
 #include "test_plan.hpp"
 
 namespace coriostream {
@@ -118,6 +119,9 @@ void apply_test_option(options& opts, const std::string& text) {
         case 'v':
             opts.verify = true;
             return;
+        case 'e':
+            opts.echo = true;
+            return;
         case 'f':
             throw usage_error("-T f (rstream's fork) is not supported");
         default:
@@ -140,6 +144,9 @@ void apply_test_option(options& opts, const std::string& text) {
         return;
     } else if (starts_with_ignoring_case(text, "verify")) {
         opts.verify = true;
+        return;
+    } else if (starts_with_ignoring_case(text, "echo")) {
+        opts.echo = true;
         return;
     } else if (starts_with_ignoring_case(text, "fork")) {
         throw usage_error("-T fork (rstream's) is not supported");
@@ -175,7 +182,11 @@ const option_rule option_rules[] = {
     {"-I", [](options& o, const std::string& v) { o.iterations = parse_number("-I", v); }},
     {"-C", [](options& o, const std::string& v) { o.transfer_count = parse_number("-C", v); }},
     {"-S", apply_transfer_size},
-    {"-p", [](options& o, const std::string& v) { o.port = v; }},
+    {"-p",
+     [](options& o, const std::string& v) {
+         o.port = v;
+         o.port_given = true;
+     }},
     {"-k", [](options& o, const std::string& v) { o.keepalive_seconds = parse_number("-k", v); }},
     {"-T", apply_test_option},
     {"help", [](options& o, const std::string&) { o.help = true; }},
@@ -206,6 +217,12 @@ const option_rule option_rules[] = {
                                }});
      }},
     {"loopback", [](options& o, const std::string&) { o.loopback = true; }},
+    {"datagram",
+     [](options& o, const std::string&) {
+         o.datagram = true;
+         if (!o.port_given)
+             o.port = datagram_default_port;
+     }},
     {"streams", [](options& o, const std::string& v) { o.streams = parse_number("--streams", v); }},
     {"threads", [](options& o, const std::string& v) { o.threads = parse_number("--threads", v); }},
     {"format",
@@ -258,6 +275,8 @@ po::options_description extension_options() {
         ("notify", po::value<std::string>()->value_name("marker|message"),
          "how an iomap receiver learns a transfer landed: marker (default) spins on the "
          "buffer's last byte, as riostream; message sends a notice through the stream")
+        ("datagram", "udpong's ping-pong over datagram sockets (-s, -b, -B, -C, -S, -p, "
+                     "-T s|a|b|n|e; port 7174), interoperating with udpong")
         ("loopback", "run server and client in this process; the client dials -b "
                      "(127.0.0.1 without it); -s is refused")
         ("streams", po::value<std::string>()->value_name("N"),
@@ -310,6 +329,18 @@ bool is_all_digits(std::string_view text) {
     return true;
 }
 
+// udpong's flags are a subset of riostream's; the others have no meaning for
+// its protocol and are refused rather than ignored.
+void validate_datagram(const options& opts) {
+    if (opts.transfer_size)
+        check_range("-S", *opts.transfer_size, datagram_control_size, datagram_largest_size);
+    if (opts.iterations || opts.all_sizes || opts.verify || opts.rdma_cm_resolve ||
+        opts.keepalive_seconds != 0)
+        throw usage_error("--datagram takes udpong's flags only: not -I, -S all, -T v, -T r or -k");
+    if (opts.loopback || opts.streams != 1 || opts.threads != 1)
+        throw usage_error("--datagram runs one socket: no --loopback, --streams or --threads");
+}
+
 } // namespace
 
 options parse_options(int argc, const char* const argv[]) {
@@ -354,7 +385,11 @@ void validate(const options& opts) {
         check_range("-I", *opts.iterations, 1, int_max);
     if (opts.transfer_count)
         check_range("-C", *opts.transfer_count, 1, int_max);
-    if (opts.transfer_size)
+    if (opts.datagram)
+        validate_datagram(opts);
+    else if (opts.echo)
+        throw usage_error("-T e is udpong's: it needs --datagram");
+    if (opts.transfer_size && !opts.datagram)
         check_range("-S", *opts.transfer_size, 1, largest_table_size());
     if (is_custom_test(opts) &&
         !fits_in_signed_64_bits(opts.iterations.value_or(custom_default_iterations),

@@ -52,9 +52,11 @@ struct options {
     std::optional<std::size_t> transfer_size;      ///< -S n
     bool all_sizes = false;                        ///< -S all; ignored by a custom test
     std::string port = "7471";                     ///< -p: a number or a service name
+    bool port_given = false;                       ///< -p was on the command line
     socket_mode mode = socket_mode::nonblocking;   ///< -T b, -T n
     bool async = false;                            ///< -T a: wait in rpoll before each call
     bool verify = false;                           ///< -T v
+    bool echo = false;                             ///< -T e: udpong's echo (--datagram only)
 
     // rstream's flags.
     std::size_t keepalive_seconds = 0; ///< -k: TCP_KEEPIDLE; 0 leaves keepalive off
@@ -78,6 +80,9 @@ struct options {
     /// as riostream does.
     std::chrono::seconds timeout = default_timeout;
     poll_mode polling = poll_mode::thread;
+    /// --datagram: udpong's protocol and table over datagram sockets
+    /// (tools/coriostream/datagram_session.hpp); -p defaults to 7174.
+    bool datagram = false;
 };
 
 /// A command line that cannot run. main prints the message and the usage

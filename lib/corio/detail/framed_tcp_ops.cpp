@@ -12,6 +12,7 @@
 
 #include <corio/detail/framed_tcp_socket.hpp>
 #include <corio/detail/posix_socket_ops.hpp>
+#include <corio/error.hpp>
 #include <corio/socket_base.hpp>
 
 // <rdma/rsocket.h> is here for SOL_RDMA and RDMA_IOMAPSIZE only; nothing in
@@ -201,6 +202,19 @@ std::size_t iowrite(int s, const void* buf, std::size_t count, off_t offset,
     return state->iowrite(s, buf, count, offset, target, ec);
 }
 
+// A framed socket is a TCP stream: it has no datagrams to move.
+std::size_t sendto(int, const iovec*, int, const sockaddr*, socklen_t, error_code& ec) {
+    ec = error::not_supported_by_transport;
+    return 0;
+}
+
+std::size_t recvfrom(int, const iovec*, int, sockaddr*, socklen_t*, error_code& ec) {
+    ec = error::not_supported_by_transport;
+    return 0;
+}
+
+std::size_t max_datagram(int) { return 0; }
+
 } // namespace
 
 const socket_ops framed_tcp_ops = {
@@ -225,6 +239,10 @@ const socket_ops framed_tcp_ops = {
     .iomap = iomap,
     .iounmap = iounmap,
     .iowrite = iowrite,
+    .connect_datagram = connect,
+    .sendto = sendto,
+    .recvfrom = recvfrom,
+    .max_datagram = max_datagram,
 };
 
 namespace framed_tcp {

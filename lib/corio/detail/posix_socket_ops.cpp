@@ -118,6 +118,35 @@ std::size_t iowrite(int, const void*, std::size_t, off_t, const remote_mapping&,
     return 0;
 }
 
+// MSG_NOSIGNAL as for send: a connected UDP socket can report EPIPE too.
+std::size_t sendto(int s, const iovec* iov, int iovcnt, const sockaddr* to, socklen_t to_len,
+                   error_code& ec) {
+    msghdr message{};
+    message.msg_name = const_cast<sockaddr*>(to);
+    message.msg_namelen = to ? to_len : 0;
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(iovcnt);
+    return count_of(::sendmsg(s, &message, MSG_NOSIGNAL), ec);
+}
+
+// A zero-length datagram is a datagram, not an end of stream: no eof here.
+std::size_t recvfrom(int s, const iovec* iov, int iovcnt, sockaddr* from, socklen_t* from_len,
+                     error_code& ec) {
+    msghdr message{};
+    message.msg_name = from;
+    message.msg_namelen = from_len ? *from_len : 0;
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(iovcnt);
+    const std::size_t n = count_of(::recvmsg(s, &message, 0), ec);
+    if (from_len)
+        *from_len = message.msg_namelen;
+    return n;
+}
+
+// The IP length field (65535) less the UDP header and, for IPv4, the
+// smallest IP header; IPv6 counts its fixed header outside the payload.
+std::size_t max_datagram(int family) { return family == AF_INET6 ? 65527 : 65507; }
+
 } // namespace
 
 const socket_ops posix_socket_ops = {
@@ -142,6 +171,10 @@ const socket_ops posix_socket_ops = {
     .iomap = iomap,
     .iounmap = iounmap,
     .iowrite = iowrite,
+    .connect_datagram = connect,
+    .sendto = sendto,
+    .recvfrom = recvfrom,
+    .max_datagram = max_datagram,
 };
 
 } // namespace corio::detail

@@ -668,6 +668,87 @@ std::size_t iowrite(int s, const void* buf, std::size_t count, off_t offset,
     return written;
 }
 
+// A datagram rsocket holds each datagram in one 2048-byte slot
+// (RS_SNDLOWAT), and v44 never checks a length against it:
+// - the first datagram to a destination goes through the rsocket's UDP side
+//   channel with a 16-byte header (28 for IPv6); the receiving service
+//   thread reads it into a 2048-byte buffer, so a longer one loses its tail
+//   without an error;
+// - later ones are copied after an 8-byte header (24 for IPv6) into the send
+//   slot with no bound at all: a longer one overruns the slot.
+// So the seam refuses anything longer than the smaller of the two limits.
+// (The device's path MTU also bounds a UD message: 4096 bytes with the
+// guest's MTU of 9000, 1024 with an MTU of 1500, where the first limit is
+// the MTU's.)
+constexpr std::size_t datagram_slot = 2048;
+
+// A datagram rsocket makes its UD queue pair, and an address handle to that
+// queue pair itself, at its first connect or send. v44 makes that handle
+// with a LID and no GRH, which every RoCE port refuses (EINVAL); the error
+// path then removes the completion channel from an epoll set it never
+// joined, and it is that ENOENT which rsockets report. Nothing else in that
+// path gives ENOENT once the rsocket exists (without an RDMA device,
+// rsocket() fails first), so it is named for what it is.
+error_code datagram_error(error_code ec) {
+    if (ec == boost::system::errc::no_such_file_or_directory)
+        return error::rsocket_datagram_unaddressable;
+    return ec;
+}
+
+// rconnect on a datagram rsocket only records the peer: it never joins the
+// connection service, so no room is claimed there.
+error_code connect_datagram(int s, const sockaddr* addr, socklen_t len) {
+    return datagram_error(status_of(::rconnect(s, addr, len)));
+}
+
+std::size_t max_datagram(int family) {
+    return datagram_slot - (family == AF_INET6 ? 28 : 16);
+}
+
+// rsendmsg and rrecvmsg drop msg_name and take the stream path in v44, and
+// rsendto/rrecvfrom take one buffer: several buffers go through a bounce
+// buffer of one slot, which holds any datagram max_datagram lets through.
+std::size_t sendto(int s, const iovec* iov, int iovcnt, const sockaddr* to, socklen_t to_len,
+                   error_code& ec) {
+    if (!is_rsocket(s, ec))
+        return 0;
+    unsigned char bounce[datagram_slot];
+    const void* data = iovcnt > 0 ? iov[0].iov_base : bounce;
+    std::size_t len = iovcnt > 0 ? iov[0].iov_len : 0;
+    if (iovcnt > 1) {
+        len = 0;
+        for (int i = 0; i < iovcnt; ++i) {
+            if (len + iov[i].iov_len > sizeof bounce) {
+                ec = boost::asio::error::message_size;
+                return 0;
+            }
+            std::memcpy(bounce + len, iov[i].iov_base, iov[i].iov_len);
+            len += iov[i].iov_len;
+        }
+        data = bounce;
+    }
+    const std::size_t n = count_of(::rsendto(s, data, len, 0, to, to ? to_len : 0), ec);
+    ec = datagram_error(ec);
+    return n;
+}
+
+std::size_t recvfrom(int s, const iovec* iov, int iovcnt, sockaddr* from, socklen_t* from_len,
+                     error_code& ec) {
+    if (!is_rsocket(s, ec))
+        return 0;
+    if (iovcnt == 1)
+        return count_of(::rrecvfrom(s, iov[0].iov_base, iov[0].iov_len, 0, from, from_len), ec);
+    unsigned char bounce[datagram_slot];
+    const std::size_t n = count_of(::rrecvfrom(s, bounce, sizeof bounce, 0, from, from_len), ec);
+    std::size_t copied = 0;
+    for (int i = 0; i < iovcnt && copied < n; ++i) {
+        const std::size_t part = std::min(iov[i].iov_len, n - copied);
+        std::memcpy(iov[i].iov_base, bounce + copied, part);
+        copied += part;
+    }
+    return copied;
+}
+
 } // namespace
 
 const socket_ops rsocket_ops = {
@@ -692,6 +773,10 @@ const socket_ops rsocket_ops = {
     .iomap = iomap,
     .iounmap = iounmap,
     .iowrite = iowrite,
+    .connect_datagram = connect_datagram,
+    .sendto = sendto,
+    .recvfrom = recvfrom,
+    .max_datagram = max_datagram,
 };
 
 } // namespace corio::detail

@@ -23,6 +23,9 @@ error_code open_socket(rpoll_service& service, socket_impl& impl, transport t, i
         if (impl.socket_.is_valid())
             return boost::asio::error::already_open;
     }
+    // udp names kernel datagram sockets: a stream cannot be one.
+    if (t == transport::udp)
+        return boost::asio::error::invalid_argument;
     t = resolve_transport(t);
     const socket_ops& ops = ops_for(t);
     error_code ec;
@@ -101,12 +104,8 @@ boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote, e
     return endpoint;
 }
 
-std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
-                              const iovec* iov, int count, std::size_t total, error_code& ec) {
-    if (total == 0) {
-        ec.clear();
-        return 0;
-    }
+std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind kind,
+                          const std::function<std::size_t(error_code&)>& call, error_code& ec) {
     for (;;) {
         // [0] the socket, [1] the eventfd close() signals.
         pollfd fds[2] = {};
@@ -123,9 +122,7 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
             // shutting_down_): a blocking caller simply waits it out.
             shutting_down = impl.shutting_down_.load(std::memory_order_acquire) > 0;
             if (!shutting_down) {
-                const std::size_t n = kind == wait_kind::read
-                                          ? ops_used->readv(impl.socket_.get(), iov, count, ec)
-                                          : ops_used->writev(impl.socket_.get(), iov, count, ec);
+                const std::size_t n = call(ec);
                 if (ec != boost::asio::error::would_block && ec != boost::asio::error::try_again)
                     return n;
                 fds[0] = {impl.socket_.get(),
@@ -154,6 +151,22 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         if (ec && ec != boost::asio::error::interrupted)
             return 0;
     }
+}
+
+std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
+                              const iovec* iov, int count, std::size_t total, error_code& ec) {
+    if (total == 0) {
+        ec.clear();
+        return 0;
+    }
+    return blocking_call(
+        service, impl, kind,
+        [&](error_code& call_ec) {
+            const socket_ops& ops = *impl.socket_.ops();
+            return kind == wait_kind::read ? ops.readv(impl.socket_.get(), iov, count, call_ec)
+                                           : ops.writev(impl.socket_.get(), iov, count, call_ec);
+        },
+        ec);
 }
 
 error_code check_option_allowed(const socket_impl& impl, bool rdma_only) {

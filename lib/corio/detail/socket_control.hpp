@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include <sys/uio.h>
 
@@ -38,6 +39,14 @@ boost::system::error_code listen_socket(rpoll_service& service, socket_impl& imp
 /// The local (remote false) or peer (remote true) address of `impl`'s socket.
 boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote,
                                                boost::system::error_code& ec);
+
+/// A blocking call: `call` (made with the I/O mutex held, on an open
+/// socket) until it no longer would block, waiting with rpoll on this socket
+/// (and the wake eventfd close() signals) for `kind` in between. A close()
+/// from another thread ends it with operation_aborted.
+std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind kind,
+                          const std::function<std::size_t(boost::system::error_code&)>& call,
+                          boost::system::error_code& ec);
 
 /// A blocking read_some or write_some: the nonblocking call, then rpoll on
 /// this socket (and the wake eventfd close() signals) until it can go on.

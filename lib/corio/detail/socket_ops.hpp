@@ -65,6 +65,21 @@ struct socket_ops {
     std::size_t (*iowrite)(int s, const void* buf, std::size_t count, off_t offset,
                            const remote_mapping& target, int flags,
                            boost::system::error_code& ec);
+
+    // Datagram sockets. One call moves one whole datagram: sendto sends the
+    // gathered buffers as one datagram, to `to` (null: the connected peer);
+    // recvfrom scatters one datagram into the buffers and gives its source
+    // in `from` (may be null), a datagram longer than the buffers losing
+    // its tail, as recvfrom(2) does. connect_datagram sets a datagram
+    // socket's peer, which never waits. max_datagram returns the largest
+    // payload the transport carries for `family` (AF_INET, AF_INET6), or 0
+    // when it has no datagram sockets.
+    boost::system::error_code (*connect_datagram)(int s, const sockaddr* addr, socklen_t len);
+    std::size_t (*sendto)(int s, const iovec* iov, int iovcnt, const sockaddr* to,
+                          socklen_t to_len, boost::system::error_code& ec);
+    std::size_t (*recvfrom)(int s, const iovec* iov, int iovcnt, sockaddr* from,
+                            socklen_t* from_len, boost::system::error_code& ec);
+    std::size_t (*max_datagram)(int family);
 };
 
 } // namespace corio::detail
