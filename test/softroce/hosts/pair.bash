@@ -1,0 +1,92 @@
+# Shared by the two-host tests in this directory (sourced, not run). Each
+# test is one script that hosts-run runs in both guests; CORIO_HOST (one or
+# two) says which side it plays. On top of interop/stream-pair.bash (skip,
+# fail, note, wait_listening, check_table, linebuf, interop_finish) it has a
+# rendezvous between the guests, through hosts-run's control directory,
+# which both guests see.
+. "$(dirname "${BASH_SOURCE[0]}")/../interop/stream-pair.bash"
+
+# Seconds a side waits for the other at a rendezvous: the other side may
+# be a whole transfer behind on a busy host.
+AWAIT_TIMEOUT=${CORIO_HOSTS_AWAIT_TIMEOUT:-300}
+
+hosts_setup() {
+    [ -n "${CORIO_HOSTS_CTL:-}" ] && [ -n "${CORIO_PEER_ADDR:-}" ] ||
+        skip "not in a hosts-run guest; run it as: test/softroce/hosts-run -- '$0' '$0'"
+}
+
+# mark NAME: tells the other side that NAME happened.
+mark() { : >"$CORIO_HOSTS_CTL/mark.$1"; }
+
+# await NAME: waits (bounded) until the other side has marked NAME.
+await() {
+    local i
+    for ((i = 0; i < AWAIT_TIMEOUT * 10; i++)); do
+        [ -e "$CORIO_HOSTS_CTL/mark.$1" ] && return 0
+        sleep 0.1
+    done
+    fail "the other host never got to '$1' ($AWAIT_TIMEOUT s)"
+    return 1
+}
+
+# start_server LABEL ADDR PORT COMMAND...: COMMAND in the background (its
+# output in $workdir/LABEL.server.out, its pid in server_pid), returns once
+# its rsocket listens on ADDR:PORT, then marks LABEL.listening.
+start_server() {
+    local label=$1 addr=$2 port=$3
+    shift 3
+    note "$label: $* (server on host $CORIO_HOST)"
+    linebuf timeout "$STEP_TIMEOUT" "$@" >"$workdir/$label.server.out" 2>&1 &
+    server_pid=$!
+    if ! wait_listening "$addr" "$port"; then
+        fail "$label: the server never listened on $addr:$port"
+        cat "$workdir/$label.server.out"
+        return 1
+    fi
+    mark "$label.listening"
+}
+
+# finish_server LABEL: waits for the server, shows its output, checks its
+# status; the output stays in $workdir/LABEL.server.out.
+finish_server() {
+    local label=$1 st
+    wait "$server_pid"
+    st=$?
+    server_pid=
+    echo "## $label server output"
+    cat "$workdir/$label.server.out"
+    [ "$st" = 0 ] || fail "$label: server exited $st"
+    return "$st"
+}
+
+# run_client LABEL COMMAND...: waits for the other host's server, runs
+# COMMAND (output in $workdir/LABEL.client.out), shows its output and
+# checks its status, then marks LABEL.done.
+run_client() {
+    local label=$1 st start=$SECONDS
+    shift
+    await "$label.listening" || return 1
+    note "$label: $* (client on host $CORIO_HOST)"
+    linebuf timeout "$STEP_TIMEOUT" "$@" >"$workdir/$label.client.out" 2>&1
+    st=$?
+    echo "## $label client output ($((SECONDS - start)) s)"
+    cat "$workdir/$label.client.out"
+    [ "$st" = 0 ] || fail "$label: client exited $st"
+    mark "$label.done"
+    return "$st"
+}
+
+# check_custom FILE WHO: the header and exactly one `custom` row.
+check_custom() {
+    local file=$1 who=$2 rows
+    if ! grep -Eq '^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer' "$file"; then
+        fail "$who: no result header"
+        return
+    fi
+    rows=$(awk 'NF == 8 && $1 != "name" { print $1 }' "$file" | tr '\n' ' ')
+    if [ "$rows" != "custom " ]; then
+        fail "$who: expected one custom row, got: $rows"
+    else
+        note "$who: header + custom row ok"
+    fi
+}
