@@ -11,8 +11,7 @@
 # from the build directory, or CORIOSTREAM=path. Exit: 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/pair.bash"
 
-hosts_setup
-interop_setup riostream
+hosts_setup riostream
 command -v rstream >/dev/null 2>&1 || skip "rstream not found (install rdmacm-utils)"
 coriostream=${CORIOSTREAM:-$PWD/tools/coriostream/coriostream}
 [ -x "$coriostream" ] || skip "coriostream not found at $coriostream (build it, or set CORIOSTREAM)"
@@ -62,4 +61,4 @@ for pair in "riostream coriostream" "coriostream riostream" \
 done
 
 note "times: $(IFS=,; echo "${timings[*]}")"
-interop_finish
+hosts_finish

@@ -10,9 +10,22 @@
 # be a whole transfer behind on a busy host.
 AWAIT_TIMEOUT=${CORIO_HOSTS_AWAIT_TIMEOUT:-300}
 
+# hosts_setup TOOL: skips outside hosts-run or without TOOL; a scratch
+# directory ($workdir) and the traps of stream-pair.bash's interop_setup.
 hosts_setup() {
     [ -n "${CORIO_HOSTS_CTL:-}" ] && [ -n "${CORIO_PEER_ADDR:-}" ] ||
         skip "not in a hosts-run guest; run it as: test/softroce/hosts-run -- '$0' '$0'"
+    interop_setup "$1"
+    # Both guests, one vCPU each: nothing to pin.
+    on_server_cpu=() on_client_cpu=()
+}
+
+# wire_peer_setup: hosts_setup for the tests that run wire_peer (from the
+# build directory, or CORIO_WIRE_PEER=path).
+wire_peer_setup() {
+    wire_peer=${CORIO_WIRE_PEER:-$PWD/test/softroce/hosts/wire_peer}
+    hosts_setup timeout
+    [ -x "$wire_peer" ] || skip "wire_peer not found at $wire_peer (build it, or set CORIO_WIRE_PEER)"
 }
 
 # mark NAME: tells the other side that NAME happened.
@@ -47,9 +60,18 @@ start_server() {
 }
 
 # finish_server LABEL: waits for the server, shows its output, checks its
-# status; the output stays in $workdir/LABEL.server.out.
+# status; the output stays in $workdir/LABEL.server.out. A server whose
+# client has failed is stopped: it might wait for it for ever.
 finish_server() {
     local label=$1 st
+    while kill -0 "$server_pid" 2>/dev/null; do
+        if [ -e "$CORIO_HOSTS_CTL/mark.failed.$CORIO_PEER_HOST" ]; then
+            fail "$label: host $CORIO_PEER_HOST failed; server stopped"
+            kill "$server_pid" 2>/dev/null
+            break
+        fi
+        sleep 0.2
+    done
     wait "$server_pid"
     st=$?
     server_pid=
@@ -71,9 +93,16 @@ run_client() {
     st=$?
     echo "## $label client output ($((SECONDS - start)) s)"
     cat "$workdir/$label.client.out"
-    [ "$st" = 0 ] || fail "$label: client exited $st"
+    [ "$st" = 0 ] || { fail "$label: client exited $st"; mark "failed.$CORIO_HOST"; }
     mark "$label.done"
     return "$st"
+}
+
+# hosts_finish: interop_finish, telling the other host first when this one
+# failed.
+hosts_finish() {
+    [ "$failed" = 0 ] || mark "failed.$CORIO_HOST"
+    interop_finish
 }
 
 # check_custom FILE WHO: the header and exactly one `custom` row.

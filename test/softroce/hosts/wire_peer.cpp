@@ -12,9 +12,10 @@
 //       and checks them and prints the throughput.
 //   wire_peer zc-push listen|connect ADDRESS PORT BYTES
 //       the same through the zero-copy channel (connect sends).
-//   wire_peer hold connect ADDRESS PORT STREAMS BOUND FAULT [RECOVER]
-//       against "echo listen": STREAMS streams each keep a write and a read
-//       pending; once data flows, runs the shell command FAULT (it cuts the
+//   wire_peer hold connect ADDRESS PORT STREAMS BOUND KEEPALIVE FAULT [RECOVER]
+//       against "echo listen": STREAMS streams (with keep-alive probes every
+//       KEEPALIVE seconds, 0: none) each keep a write and a read pending;
+//       once data flows, runs the shell command FAULT (it cuts the
 //       wire or kills the peer) and waits until every pending operation has
 //       ended with an error, at most BOUND seconds after FAULT started. Then,
 //       if given, runs RECOVER and echoes 1 MiB on a new stream.
@@ -89,6 +90,7 @@ struct options {
     unsigned streams = 1;
     std::uint64_t bytes = 0;
     double bound = 0;
+    unsigned keepalive = 0;
     std::string fault, recover;
 };
 
@@ -347,6 +349,11 @@ asio::awaitable<void> hold_connect(const options& o) {
     for (unsigned i = 0; i < o.streams; ++i) {
         streams.push_back(std::make_unique<corio::stream>(ex, corio::transport::rsocket));
         co_await streams.back()->async_connect(o.endpoint, use_awaitable);
+        // Without outstanding work a reliable connection never notices that
+        // its peer has gone: the probes are that work (doc/testing.md).
+        if (o.keepalive != 0)
+            streams.back()->set_option(
+                corio::socket_base::keep_alive(true, std::chrono::seconds(o.keepalive)));
     }
     auto record = [st](unsigned stream, const char* what) {
         return [st, stream, what](std::exception_ptr e) {
@@ -418,7 +425,7 @@ asio::awaitable<void> hold_connect(const options& o) {
 int usage() {
     std::fputs("usage: wire_peer echo listen|connect ADDRESS PORT STREAMS BYTES\n"
                "       wire_peer push|zc-push listen|connect ADDRESS PORT BYTES\n"
-               "       wire_peer hold connect ADDRESS PORT STREAMS BOUND FAULT [RECOVER]\n",
+               "       wire_peer hold connect ADDRESS PORT STREAMS BOUND KEEPALIVE FAULT [RECOVER]\n",
                stderr);
     return 2;
 }
@@ -444,12 +451,13 @@ int main(int argc, char** argv) try {
         o.bytes = number(rest[1]);
     } else if ((o.mode == "push" || o.mode == "zc-push") && rest.size() == 1) {
         o.bytes = number(rest[0]);
-    } else if (o.mode == "hold" && o.role == "connect" && (rest.size() == 3 || rest.size() == 4)) {
+    } else if (o.mode == "hold" && o.role == "connect" && (rest.size() == 4 || rest.size() == 5)) {
         o.streams = static_cast<unsigned>(number(rest[0]));
         o.bound = static_cast<double>(number(rest[1]));
-        o.fault = rest[2];
-        if (rest.size() == 4)
-            o.recover = rest[3];
+        o.keepalive = static_cast<unsigned>(number(rest[2]));
+        o.fault = rest[3];
+        if (rest.size() == 5)
+            o.recover = rest[4];
     } else {
         return usage();
     }
