@@ -8,7 +8,7 @@
 # and a new stream to the same listener must echo 1 MiB.
 . "$(dirname "$0")/pair.bash"
 wire_peer_setup
-bound=${CORIO_HOSTS_CUT_BOUND:-90} keepalive=${CORIO_HOSTS_KEEPALIVE:-5} port=7000
+bound=${CORIO_HOSTS_CUT_BOUND:-20} keepalive=${CORIO_HOSTS_KEEPALIVE:-5} port=7000
 if [ "$CORIO_HOST" = one ]; then
     # Done once one stream (the one after the repair) ended in order.
     start_server cut "$CORIO_RDMA_ADDR" "$port" "$wire_peer" echo listen "$CORIO_RDMA_ADDR" "$port" 1 0 &&

@@ -9,7 +9,7 @@
 # times out.
 . "$(dirname "$0")/pair.bash"
 wire_peer_setup
-bound=${CORIO_HOSTS_DEATH_BOUND:-90} keepalive=${CORIO_HOSTS_KEEPALIVE:-5} port=7000
+bound=${CORIO_HOSTS_DEATH_BOUND:-20} keepalive=${CORIO_HOSTS_KEEPALIVE:-5} port=7000
 if [ "$CORIO_HOST" = one ]; then
     start_server death "$CORIO_RDMA_ADDR" "$port" "$wire_peer" echo listen "$CORIO_RDMA_ADDR" "$port" 1 0 &&
         finish_server death
