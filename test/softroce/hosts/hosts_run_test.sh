@@ -4,6 +4,10 @@
 # side is given); host one fails with 3 (3, and a line naming host one);
 # a command sleeping past --timeout (124). Exit: 0 pass, 1 fail, 77 skip.
 hosts_run=$1
+if [ "${CORIO_SOFTROCE:-auto}" = disabled ]; then
+    echo "SKIP: the Soft-RoCE guests are disabled here (-Dsoftroce_tests=disabled)"
+    exit 77
+fi
 out=$(mktemp -d) || exit 1
 trap 'rm -rf "$out"' EXIT
 failed=0
