@@ -31,11 +31,16 @@ wire_peer_setup() {
 # mark NAME: tells the other side that NAME happened.
 mark() { : >"$CORIO_HOSTS_CTL/mark.$1"; }
 
-# await NAME: waits (bounded) until the other side has marked NAME.
+# await NAME [LABEL]: waits (bounded) until the other side has marked
+# NAME; fails at once when it has marked LABEL.failed instead.
 await() {
     local i
     for ((i = 0; i < AWAIT_TIMEOUT * 10; i++)); do
         [ -e "$CORIO_HOSTS_CTL/mark.$1" ] && return 0
+        if [ -n "${2:-}" ] && [ -e "$CORIO_HOSTS_CTL/mark.$2.failed" ]; then
+            fail "$2: the other host failed before '$1'"
+            return 1
+        fi
         sleep 0.1
     done
     fail "the other host never got to '$1' ($AWAIT_TIMEOUT s)"
@@ -54,6 +59,7 @@ start_server() {
     if ! wait_listening "$addr" "$port"; then
         fail "$label: the server never listened on $addr:$port"
         cat "$workdir/$label.server.out"
+        mark "$label.failed"
         return 1
     fi
     mark "$label.listening"
@@ -61,12 +67,14 @@ start_server() {
 
 # finish_server LABEL: waits for the server, shows its output, checks its
 # status; the output stays in $workdir/LABEL.server.out. A server whose
-# client has failed is stopped: it might wait for it for ever.
+# client has failed (LABEL.failed), or whose host's peer has ended in
+# failure, is stopped: it might wait for it for ever.
 finish_server() {
     local label=$1 st
     while kill -0 "$server_pid" 2>/dev/null; do
-        if [ -e "$CORIO_HOSTS_CTL/mark.failed.$CORIO_PEER_HOST" ]; then
-            fail "$label: host $CORIO_PEER_HOST failed; server stopped"
+        if [ -e "$CORIO_HOSTS_CTL/mark.$label.failed" ] ||
+           [ -e "$CORIO_HOSTS_CTL/mark.failed.$CORIO_PEER_HOST" ]; then
+            fail "$label: the client on host $CORIO_PEER_HOST failed; server stopped"
             kill "$server_pid" 2>/dev/null
             break
         fi
@@ -87,13 +95,13 @@ finish_server() {
 run_client() {
     local label=$1 st start=$SECONDS
     shift
-    await "$label.listening" || return 1
+    await "$label.listening" "$label" || return 1
     note "$label: $* (client on host $CORIO_HOST)"
     linebuf timeout "$STEP_TIMEOUT" "$@" >"$workdir/$label.client.out" 2>&1
     st=$?
     echo "## $label client output ($((SECONDS - start)) s)"
     cat "$workdir/$label.client.out"
-    [ "$st" = 0 ] || { fail "$label: client exited $st"; mark "failed.$CORIO_HOST"; }
+    [ "$st" = 0 ] || { fail "$label: client exited $st"; mark "$label.failed"; }
     mark "$label.done"
     return "$st"
 }
