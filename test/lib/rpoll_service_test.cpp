@@ -2,11 +2,16 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <future>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -15,12 +20,16 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
 
+#include <corio/acceptor.hpp>
 #include <corio/rpoll_service.hpp>
 #include <corio/stream.hpp>
 
@@ -237,4 +246,195 @@ BOOST_AUTO_TEST_CASE(thread_mode_on_an_execution_context_that_is_not_an_io_conte
     BOOST_TEST_REQUIRE((done.wait_for(10s) == std::future_status::ready));
     BOOST_TEST(done.get() == "firstagain");
     pool.join();
+}
+
+namespace {
+
+/// Threads of this process now.
+int thread_count() {
+    int n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task"))
+        ++n;
+    return n;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_refused_mode_switch_changes_nothing) {
+    asio::io_context context;
+    corio::set_poll_mode(context, corio::poll_mode::thread);
+    auto pair = make_pair_on(context);
+    auto& [client, server] = pair;
+    read_result r;
+    start_read(server, r);
+    run_briefly(context);
+    BOOST_TEST_REQUIRE(!r.done);
+
+    // Busy mode without an executor is refused, and must leave the mode,
+    // the executor and the waiting read as they were.
+    auto& service = asio::use_service<corio::rpoll_service>(context);
+    BOOST_CHECK_THROW(service.set_mode(corio::poll_mode::busy, asio::any_io_executor{}),
+                      boost::system::system_error);
+    BOOST_TEST((service.mode() == corio::poll_mode::thread));
+    asio::write(client, asio::buffer(std::string_view("kept")));
+    run_until_done(context, r);
+    BOOST_TEST_REQUIRE(r.done, "the waiting read was lost by the refused switch");
+    BOOST_TEST(r.text() == "kept");
+    round_trip(context, pair, "still");
+}
+
+BOOST_AUTO_TEST_CASE(the_service_is_the_same_whichever_executor_touches_it_first) {
+    // A strand behind a polymorphic executor touches the service first. On
+    // an io_context, kernel sockets must still wait in its reactor in thread
+    // mode: no poller thread starts for a tcp wait.
+    asio::io_context context;
+    corio::stream first(asio::any_io_executor(asio::make_strand(context)));
+    corio::set_poll_mode(context, corio::poll_mode::thread);
+    const int threads_before = thread_count();
+    auto pair = make_pair_on(context);
+    read_result r;
+    start_read(pair.second, r);
+    run_briefly(context);
+    BOOST_TEST_REQUIRE(!r.done);
+    BOOST_TEST(thread_count() == threads_before,
+               "a tcp wait started a thread: the service was made without its io_context");
+    asio::write(pair.first, asio::buffer(std::string_view("reactor")));
+    run_until_done(context, r);
+    BOOST_TEST(r.text() == "reactor");
+}
+
+BOOST_AUTO_TEST_CASE(a_close_from_another_thread_ends_a_blocking_read) {
+    for (const auto mode : {corio::poll_mode::thread, corio::poll_mode::busy}) {
+        asio::io_context context;
+        corio::set_poll_mode(context, mode);
+        auto pair = make_pair_on(context);
+        auto& server = pair.second;
+        std::promise<error_code> result;
+        auto ended = result.get_future();
+        std::thread reader([&] {
+            std::array<char, 8> buf{};
+            error_code ec;
+            (void)server.read_some(asio::buffer(buf), ec);
+            result.set_value(ec);
+        });
+        std::this_thread::sleep_for(100ms);
+        BOOST_TEST_REQUIRE((ended.wait_for(0s) == std::future_status::timeout));
+        server.close();
+        if (ended.wait_for(5s) != std::future_status::ready) {
+            // The reader is stuck in a wait on a closed descriptor: it can
+            // neither be joined nor left behind.
+            std::fputs("FAIL: a blocking read_some did not end when its stream was closed\n",
+                       stderr);
+            std::_Exit(1);
+        }
+        reader.join();
+        const auto ec = ended.get();
+        BOOST_TEST((ec == asio::error::operation_aborted), ec.message());
+
+        // The peer sees the close as end of stream.
+        read_result eof;
+        start_read(pair.first, eof);
+        run_until_done(context, eof);
+        BOOST_TEST((eof.ec == asio::error::eof), eof.ec.message());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(close_and_cancel_from_other_threads_race_operations_safely) {
+    // Run under TSan and ASan in CI: close() against a connect made on the
+    // io_context's thread, cancel() against a read that its data may be
+    // completing at the same moment, and a cancellation signal emitted from
+    // another thread on a waiting read. Every operation completes once,
+    // with its result or operation_aborted, and nothing is read twice.
+    for (const auto mode : {corio::poll_mode::thread, corio::poll_mode::busy}) {
+        asio::io_context context;
+        corio::set_poll_mode(context, mode);
+        auto pair = make_pair_on(context);
+        context.restart();
+        auto guard = asio::make_work_guard(context);
+        std::thread runner([&] { context.run(); });
+        corio::acceptor acceptor(context, corio::test::any_port_endpoint(), corio::transport::tcp);
+        const auto where = acceptor.local_endpoint();
+        constexpr int rounds = 300;
+        int completions = 0;
+        for (int i = 0; i < rounds; ++i) {
+            // close() against connect.
+            corio::stream client(context, corio::transport::tcp);
+            std::promise<void> connected;
+            asio::post(context, [&] {
+                client.async_connect(where, [&](error_code) { connected.set_value(); });
+            });
+            std::this_thread::sleep_for(std::chrono::microseconds(i % 50));
+            client.close(); // from this thread, as the connect runs on the other
+            BOOST_TEST_REQUIRE((connected.get_future().wait_for(5s) == std::future_status::ready));
+            ++completions;
+        }
+        BOOST_TEST(completions == rounds);
+
+        // cancel() and a foreign cancellation signal against reads.
+        auto& [a, b] = pair;
+        std::atomic<std::size_t> received{0};
+        std::atomic<std::size_t> sent{0};
+        for (int i = 0; i < rounds; ++i) {
+            std::promise<std::pair<error_code, std::size_t>> read_done;
+            asio::cancellation_signal signal;
+            std::array<char, 64> buf{};
+            std::promise<void> started;
+            asio::post(context, [&] {
+                b.async_read_some(asio::buffer(buf),
+                                  asio::bind_cancellation_slot(
+                                      signal.slot(), [&](error_code ec, std::size_t n) {
+                                          read_done.set_value({ec, n});
+                                      }));
+                started.set_value();
+            });
+            auto done = read_done.get_future();
+            // A cancellation before the read exists would cancel nothing.
+            started.get_future().wait();
+            if (i % 2 == 0) {
+                // Data and cancel() at once, from two other threads.
+                std::thread writer([&] {
+                    asio::post(context, [&] {
+                        a.async_write_some(asio::buffer("x", 1),
+                                           [&](error_code ec, std::size_t n) {
+                                               if (!ec)
+                                                   sent += n;
+                                           });
+                    });
+                });
+                b.cancel();
+                writer.join();
+            } else {
+                // The read waits (no data): the signal comes from this thread.
+                std::this_thread::sleep_for(1ms);
+                signal.emit(asio::cancellation_type::terminal);
+            }
+            BOOST_TEST_REQUIRE((done.wait_for(5s) == std::future_status::ready));
+            const auto [ec, n] = done.get();
+            BOOST_TEST((!ec || ec == asio::error::operation_aborted), ec.message());
+            received += n;
+        }
+        // What the cancelled reads did not take is still there, once.
+        std::promise<void> flushed;
+        asio::post(context, [&] { flushed.set_value(); });
+        flushed.get_future().wait();
+        std::array<char, 512> rest{};
+        while (received < sent) {
+            std::promise<std::size_t> got;
+            asio::post(context, [&] {
+                b.async_read_some(asio::buffer(rest),
+                                  [&](error_code, std::size_t n) { got.set_value(n); });
+            });
+            auto f = got.get_future();
+            BOOST_TEST_REQUIRE((f.wait_for(5s) == std::future_status::ready));
+            received += f.get();
+        }
+        BOOST_TEST(received == sent);
+        asio::post(context, [&] {
+            a.close();
+            b.close();
+            acceptor.close();
+        });
+        guard.reset();
+        runner.join();
+    }
 }
