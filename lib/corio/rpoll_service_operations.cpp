@@ -1,0 +1,163 @@
+#include "corio/rpoll_service.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/error.hpp>
+
+// The operation state machine (detail::op_state): queued, scheduled,
+// cancel_requested, aborted, finished. Moves out of queued happen under the
+// service mutex; moves out of scheduled race between the executor running the
+// operation and a canceller on another thread, settled by compare-exchange,
+// one comment per transition.
+
+namespace corio {
+
+using detail::op_state;
+using detail::rpoll_operation;
+using detail::socket_impl;
+
+void rpoll_service::start_wait(rpoll_operation* op) {
+    std::unique_lock lock(mutex_);
+    socket_impl& impl = *op->impl_;
+    if (impl.closed_ || stopping_) {
+        // Closed between the operation's first try and now.
+        op->ec_ = boost::asio::error::operation_aborted;
+        op->state_.store(op_state::aborted, std::memory_order_release);
+        lock.unlock();
+        op->post_run();
+        return;
+    }
+    op->state_.store(op_state::queued, std::memory_order_release);
+    auto& queue = impl.queue(op->kind_);
+    queue.ops.push_back(op);
+    queue_changed(impl, queue);
+    on_wait_changed(lock);
+}
+
+void rpoll_service::finish_running(rpoll_operation* op) {
+    std::unique_lock lock(mutex_);
+    auto& queue = op->impl_->queue(op->kind_);
+    if (queue.running == op)
+        queue.running = nullptr;
+    queue_changed(*op->impl_, queue);
+    // The next operation of this kind may now be polled for.
+    if (queue.wants_poll())
+        on_wait_changed(lock);
+}
+
+void rpoll_service::forget_operation(rpoll_operation* op) noexcept {
+    std::lock_guard lock(mutex_);
+    auto& queue = op->impl_->queue(op->kind_);
+    if (queue.running == op)
+        queue.running = nullptr;
+    queue_changed(*op->impl_, queue);
+}
+
+void rpoll_service::run_operation(rpoll_operation* op) {
+    op_state state = op->state_.load(std::memory_order_acquire);
+    if (state == op_state::scheduled) {
+        bool finished = true;
+        socket_impl& impl = *op->impl_;
+        {
+            std::lock_guard io_lock(impl.io_mutex_);
+            if (!impl.socket_.is_valid()) {
+                // close() won the race for the socket before we could call.
+                op->ec_ = boost::asio::error::operation_aborted;
+            } else if (op->state_.load(std::memory_order_acquire) == op_state::cancel_requested) {
+                op->ec_ = boost::asio::error::operation_aborted;
+            } else if (impl.shutting_down_.load(std::memory_order_acquire) > 0) {
+                // An rshutdown is under way: wait again; the shutdown job
+                // brings the socket back into the poll set when it returns.
+                finished = false;
+            } else {
+                finished = op->perform(impl);
+            }
+        }
+        if (!finished) {
+            std::unique_lock lock(mutex_);
+            auto& queue = impl.queue(op->kind_);
+            // scheduled -> queued: wait again, at the front so that later
+            // operations of this kind stay behind it. A canceller may have
+            // moved it to cancel_requested meanwhile; then the exchange
+            // fails and the operation ends with operation_aborted.
+            state = op_state::scheduled;
+            if (!impl.closed_ &&
+                op->state_.compare_exchange_strong(state, op_state::queued,
+                                                   std::memory_order_acq_rel)) {
+                queue.running = nullptr;
+                queue.ops.push_front(op);
+                queue_changed(impl, queue);
+                on_wait_changed(lock);
+                return;
+            }
+            op->ec_ = boost::asio::error::operation_aborted;
+        }
+        // scheduled or cancel_requested -> finished: the call's own result
+        // stands even if cancellation arrived during it, so bytes already
+        // moved are reported, never dropped.
+        op->state_.store(op_state::finished, std::memory_order_release);
+        finish_running(op);
+    } else if (state == op_state::cancel_requested) {
+        op->ec_ = boost::asio::error::operation_aborted;
+        op->state_.store(op_state::finished, std::memory_order_release);
+        finish_running(op);
+    }
+    // aborted or finished: whoever set that state also settled the queue.
+    op->complete();
+}
+
+void rpoll_service::cancel_operation(rpoll_operation* op) {
+    std::unique_lock lock(mutex_);
+    op_state state = op->state_.load(std::memory_order_acquire);
+    if (state == op_state::queued) {
+        auto& queue = op->impl_->queue(op->kind_);
+        const auto it = std::find(queue.ops.begin(), queue.ops.end(), op);
+        if (it == queue.ops.end())
+            return;
+        queue.ops.erase(it);
+        queue_changed(*op->impl_, queue);
+        // queued -> aborted, under the lock the poller also needs to take it.
+        op->ec_ = boost::asio::error::operation_aborted;
+        op->state_.store(op_state::aborted, std::memory_order_release);
+        lock.unlock();
+        op->post_run();
+    } else if (state == op_state::scheduled) {
+        // scheduled -> cancel_requested. The run's own move back to queued
+        // happens under the service mutex, which this holds, so the exchange
+        // can only lose to finished (the run completed: nothing to cancel)
+        // or to another canceller; neither leaves anything to do, and the
+        // operation is not touched again once the lock is released (it may
+        // be freed by then).
+        op->state_.compare_exchange_strong(state, op_state::cancel_requested,
+                                           std::memory_order_acq_rel);
+    }
+}
+
+void rpoll_service::abort_queued(socket_impl& impl, std::vector<rpoll_operation*>& aborted) {
+    for (auto* queue : {&impl.reads_, &impl.writes_}) {
+        for (auto* op : queue->ops) {
+            op->ec_ = boost::asio::error::operation_aborted;
+            op->state_.store(op_state::aborted, std::memory_order_release);
+            aborted.push_back(op);
+        }
+        queue->ops.clear();
+        queue_changed(impl, *queue);
+        if (queue->running) {
+            op_state expected = op_state::scheduled;
+            queue->running->state_.compare_exchange_strong(expected, op_state::cancel_requested,
+                                                           std::memory_order_acq_rel);
+        }
+    }
+}
+
+void rpoll_service::cancel_all(socket_impl& impl) {
+    std::vector<rpoll_operation*> aborted;
+    {
+        std::lock_guard lock(mutex_);
+        abort_queued(impl, aborted);
+    }
+    for (auto* op : aborted)
+        op->post_run();
+}
+
+} // namespace corio

@@ -1,0 +1,108 @@
+#include "corio/rpoll_service.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/posix/descriptor_base.hpp>
+#include <boost/system/system_error.hpp>
+
+// The bridge to the io_context's own reactor: in thread mode on an
+// io_context each kernel socket is registered there and a wait is an
+// async_wait. The race resolved here: the registration is released (never
+// closed) before the descriptor is, so the reactor never holds a number that
+// may be reused.
+
+namespace corio {
+
+using detail::rpoll_operation;
+using detail::socket_impl;
+using detail::wait_kind;
+
+void rpoll_service::release_reactor(socket_impl& impl) noexcept {
+    if (!impl.reactor_)
+        return;
+    // release(), not close(): the descriptor is socket_'s to close.
+    (void)impl.reactor_->release();
+    impl.reactor_.reset();
+}
+
+void rpoll_service::update_reactor_waits(socket_impl& impl) {
+    if (impl.closed_ || stopping_) {
+        // Before the descriptor is closed (close() disposes of it after
+        // this), so the reactor never holds a number that may be reused.
+        release_reactor(impl);
+        return;
+    }
+    if (!impl.reactor_) {
+        try {
+            // Registers the descriptor once (edge-triggered, as for Asio's
+            // own sockets); each async_wait below re-arms it with one
+            // epoll_ctl, which also reports readiness that came before it.
+            impl.reactor_.emplace(io_context_->get_executor(), impl.socket_.get());
+        } catch (const boost::system::system_error&) {
+            impl.reactor_.reset();
+            impl.reactor_refused_ = true;
+            impl.watch_ = socket_impl::watch_via::none;
+            update_watch(impl);
+            return;
+        }
+    }
+    const bool cancel_read = update_reactor_wait(impl, wait_kind::read);
+    if (update_reactor_wait(impl, wait_kind::write) || cancel_read)
+        cancel_reactor_waits(impl);
+}
+
+void rpoll_service::cancel_reactor_waits(socket_impl& impl) {
+    // Ends both kinds' waits; the other kind's handler starts its wait again
+    // if it is still wanted.
+    boost::system::error_code ignored;
+    impl.reactor_->cancel(ignored);
+}
+
+bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
+    const auto& queue = impl.queue(kind);
+    bool& waiting = impl.reactor_waiting_[static_cast<int>(kind)];
+    if (queue.wants_poll()) {
+        if (!waiting) {
+            waiting = true;
+            impl.reactor_->async_wait(
+                kind == wait_kind::read ? boost::asio::posix::descriptor_base::wait_read
+                                        : boost::asio::posix::descriptor_base::wait_write,
+                [this, self = impl.shared_from_this(), kind](const boost::system::error_code& ec) {
+                    on_reactor_wait(*self, kind, ec);
+                });
+        }
+        return false;
+    }
+    // The operation it was for was cancelled or aborted: a wait left pending
+    // would keep io_context::run() from returning.
+    return waiting && queue.idle();
+}
+
+void rpoll_service::on_reactor_wait(socket_impl& impl, wait_kind kind,
+                                    const boost::system::error_code& ec) {
+    rpoll_operation* op = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        impl.reactor_waiting_[static_cast<int>(kind)] = false;
+        if (impl.closed_ || stopping_)
+            return;
+        if (!ec || ec != boost::asio::error::operation_aborted) {
+            // Another error (the reactor refused the descriptor) also runs
+            // the operation: its own call reports what is wrong, and the
+            // socket's next wait goes to epoll.
+            if (ec)
+                impl.reactor_refused_ = true;
+            op = take_first(impl, kind);
+        }
+        // Waits again for whatever still waits (take_first did, if it took
+        // one): the next operation after a cancelled one, or a wait
+        // cancelled together with its sibling.
+        if (!op)
+            update_watch(impl);
+    }
+    // As the reactor runs Asio's own operations: on the io_context's thread,
+    // without another post when the handler's executor is this io_context.
+    if (op)
+        op->dispatch_run();
+}
+
+} // namespace corio

@@ -1,0 +1,169 @@
+#include "corio/rpoll_service.hpp"
+
+#include <cerrno>
+
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include <corio/detail/rsocket_ops.hpp>
+
+// Watch bookkeeping: where each socket waits for readiness (rpoll set,
+// epoll set or the io_context's reactor), kept in step with its wait
+// queues, always under the service mutex.
+
+namespace corio {
+
+using detail::op_state;
+using detail::rpoll_operation;
+using detail::socket_impl;
+using detail::wait_kind;
+
+namespace {
+
+constexpr short read_events = POLLIN | POLLERR | POLLHUP | POLLNVAL;
+constexpr short write_events = POLLOUT | POLLERR | POLLHUP | POLLNVAL;
+
+} // namespace
+
+rpoll_operation* rpoll_service::take_first(socket_impl& impl, wait_kind kind) {
+    auto& queue = impl.queue(kind);
+    if (!queue.wants_poll())
+        return nullptr;
+    rpoll_operation* op = queue.ops.front();
+    queue.ops.pop_front();
+    // queued -> scheduled: under the lock, so no canceller can be removing
+    // it from the queue at the same time.
+    op->state_.store(op_state::scheduled, std::memory_order_release);
+    queue.running = op;
+    queue_changed(impl, queue);
+    return op;
+}
+
+void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
+                               std::vector<rpoll_operation*>& ready) {
+    for (auto kind : {wait_kind::read, wait_kind::write}) {
+        const short events = kind == wait_kind::read ? read_events : write_events;
+        if (!((revents & events) || (kind == wait_kind::read && retry)))
+            continue;
+        if (rpoll_operation* op = take_first(impl, kind))
+            ready.push_back(op);
+    }
+}
+
+bool rpoll_service::any_waiting() const noexcept {
+    return !watched_.empty() || epoll_waiting_ > 0;
+}
+
+void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
+    queue.sync();
+    if (impl.watch_ == socket_impl::watch_via::reactor && !impl.closed_ && !stopping_ &&
+        impl.reactor_ && kernel_watch(impl) == socket_impl::watch_via::reactor) {
+        // Thread mode on an io_context, the common case: only this queue's
+        // kind of wait can need starting or ending.
+        if (update_reactor_wait(impl, &queue == &impl.reads_ ? wait_kind::read : wait_kind::write))
+            cancel_reactor_waits(impl);
+        return;
+    }
+    update_watch(impl);
+}
+
+void rpoll_service::update_watch(socket_impl& impl) {
+    short wanted = 0;
+    if (!impl.closed_) {
+        if (impl.reads_.wants_poll())
+            wanted |= POLLIN;
+        if (impl.writes_.wants_poll())
+            wanted |= POLLOUT;
+    }
+    const bool is_rsocket = impl.socket_.ops() == &detail::rsocket_ops;
+    if (impl.watch_ == socket_impl::watch_via::none) {
+        if (wanted == 0)
+            return;
+        // Read without io_mutex_: see poll_once.
+        impl.watch_ = is_rsocket ? socket_impl::watch_via::rpoll : kernel_watch(impl);
+    } else if ((impl.watch_ == socket_impl::watch_via::reactor ||
+                impl.watch_ == socket_impl::watch_via::epoll) &&
+               wanted != 0 && impl.watch_ != kernel_watch(impl)) {
+        // The mode changed since this socket chose: it moves over once
+        // nothing of it waits the old way (an epoll wait in flight would
+        // otherwise be lost, a reactor wait doubled).
+        const bool reactor_busy = impl.reactor_waiting_[0] || impl.reactor_waiting_[1];
+        if (impl.watch_ == socket_impl::watch_via::reactor ? !reactor_busy
+                                                           : !impl.epoll_counted_) {
+            if (impl.watch_ == socket_impl::watch_via::epoll)
+                impl.epoll_armed_ = 0; // a one-shot left armed fires unclaimed
+            else
+                release_reactor(impl);
+            impl.watch_ = kernel_watch(impl);
+        }
+    }
+    if (impl.watch_ == socket_impl::watch_via::reactor) {
+        update_reactor_waits(impl);
+        if (impl.closed_)
+            impl.watch_ = socket_impl::watch_via::none;
+        return;
+    }
+    if (impl.watch_ == socket_impl::watch_via::epoll) {
+        if ((wanted != 0) != impl.epoll_counted_) {
+            impl.epoll_counted_ = wanted != 0;
+            epoll_waiting_ += wanted != 0 ? 1 : -1;
+        }
+        // Armed lazily: a wait that ended (completed, cancelled) leaves the
+        // descriptor armed, which costs at most one event that finds nothing
+        // to do, instead of a system call now.
+        if (wanted != 0 && wanted != impl.epoll_armed_ && !arm_epoll(impl, wanted)) {
+            // epoll refused the descriptor: rpoll takes any fd.
+            impl.epoll_counted_ = false;
+            --epoll_waiting_;
+            impl.watch_ = socket_impl::watch_via::rpoll;
+        }
+        if (impl.closed_) {
+            // Closing the descriptor takes it out of epoll.
+            impl.watch_ = socket_impl::watch_via::none;
+            impl.epoll_registered_ = false;
+            impl.epoll_armed_ = 0;
+        }
+        if (impl.watch_ == socket_impl::watch_via::epoll ||
+            impl.watch_ == socket_impl::watch_via::none)
+            return;
+    }
+    // rpoll: the poller thread must rebuild its set.
+    rpoll_set_dirty_ = true;
+    const bool watched = impl.watch_index_ != socket_impl::not_watched;
+    if (wanted != 0 && !watched) {
+        impl.watch_index_ = watched_.size();
+        watched_.push_back(&impl);
+    } else if (wanted == 0 && watched) {
+        // Swap-remove: order in the poll set does not matter.
+        socket_impl* last = watched_.back();
+        watched_[impl.watch_index_] = last;
+        last->watch_index_ = impl.watch_index_;
+        watched_.pop_back();
+        impl.watch_index_ = socket_impl::not_watched;
+    }
+    if (impl.closed_)
+        impl.watch_ = socket_impl::watch_via::none;
+}
+
+bool rpoll_service::arm_epoll(socket_impl& impl, short wanted) {
+    epoll_event event{};
+    event.events = EPOLLONESHOT | (wanted & POLLIN ? EPOLLIN : 0u) |
+                   (wanted & POLLOUT ? EPOLLOUT : 0u);
+    event.data.u64 = impl.id_;
+    const int fd = impl.socket_.get();
+    int op = impl.epoll_registered_ ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (::epoll_ctl(epoll_fd_, op, fd, &event) != 0) {
+        // Our record and the kernel's disagree (a descriptor closed and its
+        // number reused): try the other way once.
+        if (errno != ENOENT && errno != EEXIST)
+            return false;
+        op = op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+        if (::epoll_ctl(epoll_fd_, op, fd, &event) != 0)
+            return false;
+    }
+    impl.epoll_registered_ = true;
+    impl.epoll_armed_ = wanted;
+    return true;
+}
+
+} // namespace corio
