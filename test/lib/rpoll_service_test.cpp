@@ -371,7 +371,8 @@ BOOST_AUTO_TEST_CASE(close_and_cancel_from_other_threads_race_operations_safely)
         BOOST_TEST(completions == rounds);
 
         // cancel() and a foreign cancellation signal against reads.
-        auto& [a, b] = pair;
+        auto& a = pair.first; // not a structured binding: clang 14 lambdas cannot capture one
+        auto& b = pair.second;
         std::atomic<std::size_t> received{0};
         std::atomic<std::size_t> sent{0};
         for (int i = 0; i < rounds; ++i) {
