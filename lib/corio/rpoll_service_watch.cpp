@@ -75,11 +75,16 @@ void rpoll_service::update_watch(socket_impl& impl) {
         if (impl.writes_.wants_poll())
             wanted |= POLLOUT;
     }
-    const bool is_rsocket = impl.socket_.ops() == &detail::rsocket_ops;
     if (impl.watch_ == socket_impl::watch_via::none) {
         if (wanted == 0)
             return;
-        // Read without io_mutex_: see poll_once.
+        // Read without io_mutex_, and only here, where wanted != 0 says the
+        // socket is open: close() sets closed_ under the service mutex
+        // (held here) before it takes the descriptor under io_mutex_, so an
+        // open socket's descriptor is stable. (Reading it for a closed
+        // socket raced close(), TSan found: close and a finishing connect on
+        // two threads.)
+        const bool is_rsocket = impl.socket_.ops() == &detail::rsocket_ops;
         impl.watch_ = is_rsocket ? socket_impl::watch_via::rpoll : kernel_watch(impl);
     } else if ((impl.watch_ == socket_impl::watch_via::reactor ||
                 impl.watch_ == socket_impl::watch_via::epoll) &&
