@@ -127,6 +127,7 @@ void rpoll_service::shutdown_in_background(background_anchor& anchor, socket_imp
     // Then no rpoll may have the descriptor in its set: a poller rebuilds
     // its set without it once woken, a blocking wait returns and does not
     // come back while shutting_down_ is raised.
+    bool closed = false;
     for (;;) {
         {
             std::lock_guard anchor_lock(anchor.mutex);
@@ -134,6 +135,15 @@ void rpoll_service::shutdown_in_background(background_anchor& anchor, socket_imp
             if (!service)
                 break; // the service is gone, and with it every poller
             std::unique_lock lock(service->mutex_);
+            // Closed meanwhile: its rclose, queued behind this job, shuts it
+            // down itself. Waiting on would never end when the I/O object is
+            // gone too: a poller resets in_poll_ only for sockets still in
+            // the registry, so this job would spin and the rclose behind it
+            // never run (the soak saw the descriptors stay open).
+            if (impl.closed_) {
+                closed = true;
+                break;
+            }
             if (impl.in_poll_ == socket_impl::poller::none && impl.blocking_waiters_ == 0)
                 break;
             service->rpoll_set_dirty_ = true;
@@ -145,7 +155,8 @@ void rpoll_service::shutdown_in_background(background_anchor& anchor, socket_imp
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    (void)detail::rsocket_ops.shutdown(fd, how);
+    if (!closed)
+        (void)detail::rsocket_ops.shutdown(fd, how);
     std::lock_guard anchor_lock(anchor.mutex);
     if (rpoll_service* service = anchor.service) {
         std::unique_lock lock(service->mutex_);
