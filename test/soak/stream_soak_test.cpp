@@ -289,6 +289,30 @@ int open_descriptors() {
     return n - 1; // the iterator's own
 }
 
+/// What each open descriptor refers to (readlink of /proc/self/fd/N), so a
+/// round that keeps descriptors can say which kind it kept.
+std::map<int, std::string> descriptor_targets() {
+    std::map<int, std::string> targets;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        const auto target = std::filesystem::read_symlink(entry.path(), ec);
+        if (!ec)
+            targets[std::stoi(entry.path().filename().string())] = target.string();
+    }
+    return targets;
+}
+
+std::string descriptors_added(const std::map<int, std::string>& before,
+                              const std::map<int, std::string>& after) {
+    std::string added;
+    for (const auto& [fd, target] : after) {
+        const auto it = before.find(fd);
+        if (it == before.end() || it->second != target)
+            added += " " + std::to_string(fd) + "->" + target;
+    }
+    return added.empty() ? " none" : added;
+}
+
 long resident_kib() {
     std::ifstream statm("/proc/self/statm");
     long size = 0;
@@ -691,6 +715,7 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(churn_leaves_no_descriptor_memory_or_ope
                 static_cast<long long>(settings.operation_bound.count()));
     std::fflush(stdout);
     int baseline_fds = -1;
+    std::map<int, std::string> baseline_targets;
     long warm_rss = 0;
     int worst_fds = 0;
     long worst_rss = 0;
@@ -718,14 +743,16 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(churn_leaves_no_descriptor_memory_or_ope
         BOOST_TEST(c.killed_peers == settings.killed_peers);
         if (round == 0) {
             baseline_fds = fds;
+            baseline_targets = descriptor_targets();
             warm_rss = rss;
             continue;
         }
         worst_fds = std::max(worst_fds, fds);
         worst_rss = std::max(worst_rss, rss);
-        BOOST_TEST(fds <= baseline_fds, "round " << round << ": " << fds
-                                                 << " descriptors open, " << baseline_fds
-                                                 << " after the warm-up");
+        BOOST_TEST(fds <= baseline_fds,
+                   "round " << round << ": " << fds << " descriptors open, " << baseline_fds
+                            << " after the warm-up; added since:"
+                            << descriptors_added(baseline_targets, descriptor_targets()));
         BOOST_TEST((under_a_sanitizer || rss - warm_rss <= settings.rss_tolerance_kib),
                    "round " << round << ": RSS " << rss << " KiB, " << warm_rss
                             << " KiB after the warm-up");

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -143,8 +144,9 @@ public:
     /// Claims room for one socket about to be watched. `where` is an address
     /// on an RDMA device (port ignored) to prime with if priming has not
     /// started; a wildcard address means any local one. While a background
-    /// priming runs, a claim that may not wait (on an io_context thread)
-    /// gets try_again; one that may waits for it.
+    /// priming runs, or the room is full but closes under way will free it,
+    /// a claim that may not wait (on an io_context thread) gets try_again
+    /// and is retried by its operation; one that may waits.
     error_code claim(const sockaddr* where, socklen_t len, bool may_wait = true) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return {};
@@ -162,12 +164,23 @@ public:
         // rather than refuse what the application counts as free room.
         // (The closer does not say which of its jobs free this room, so the
         // wait looks again every few milliseconds.)
-        const auto give_up = std::chrono::steady_clock::now() + closing_wait;
-        while (count_ >= room_ && (closing_ > 0 || background_jobs_pending() > 0) &&
-               std::chrono::steady_clock::now() < give_up)
-            freed_.wait_for(lock, std::chrono::milliseconds(5));
+        const auto now = std::chrono::steady_clock::now();
+        if (may_wait) {
+            const auto give_up = now + closing_wait;
+            while (count_ >= room_ && closes_pending() &&
+                   std::chrono::steady_clock::now() < give_up)
+                freed_.wait_for(lock, std::chrono::milliseconds(5));
+        } else if (count_ >= room_ && closes_pending()) {
+            // The same bound for claims that come back: measured from the
+            // first one that found the room full, reset once a claim gets in.
+            if (!full_since_)
+                full_since_ = now;
+            if (now - *full_since_ < closing_wait)
+                return boost::asio::error::try_again;
+        }
         if (count_ >= room_)
             return full_;
+        full_since_.reset();
         ++count_;
         return {};
     }
@@ -210,6 +223,8 @@ public:
     }
 
 private:
+    bool closes_pending() const { return closing_ > 0 || background_jobs_pending() > 0; }
+
     std::size_t wanted_capacity() const {
         if (const char* text = std::getenv(capacity_variable_)) {
             const long n = std::strtol(text, nullptr, 10);
@@ -260,6 +275,9 @@ private:
     /// A background priming is under way; nothing may be watched until it
     /// ends.
     bool priming_ = false;
+    /// When a claim that may not wait first found the room full with closes
+    /// pending; such claims get full_ once closing_wait has passed since.
+    std::optional<std::chrono::steady_clock::time_point> full_since_;
 };
 
 /// Misses allowed while priming: a few before the first start (an address
@@ -538,7 +556,11 @@ int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
 }
 
 error_code connect(int s, const sockaddr* addr, socklen_t len) {
-    if (const auto ec = connection_room().claim(addr, len))
+    // A connect is started by its initiation on the caller's thread, often
+    // an io_context's: while the room is primed or waits for closes it
+    // comes back (try_again) and the operation retries on the service's
+    // tick (connect_operation), as accept does.
+    if (const auto ec = connection_room().claim(addr, len, /*may_wait=*/false))
         return ec;
     const auto ec = status_of(::rconnect(s, addr, len));
     // Only a connect still in progress is handed to the service thread.
@@ -551,11 +573,47 @@ error_code connect(int s, const sockaddr* addr, socklen_t len) {
 
 error_code shutdown(int s, int how) { return status_of(::rshutdown(s, how)); }
 
+error_code close(int s);
+
+/// Takes and closes the connections a listening rsocket's service thread
+/// has already accepted and queued for raccept. v44's rclose of a listener
+/// frees it but not those: each would keep an rsocket (two descriptors,
+/// its buffers and a connected queue pair, the peer none the wiser) for the
+/// life of the process; the soak found them. One that the service thread
+/// queues between the last raccept here and the rclose still escapes: v44
+/// offers no way to stop that thread for one listener short of rclose.
+void close_queued_connections(int s) {
+    // A blocking raccept would wait for the next peer; corio's listeners
+    // are nonblocking.
+    const int flags = ::rfcntl(s, F_GETFL);
+    if (flags < 0 || (flags & O_NONBLOCK) == 0)
+        return;
+    sockaddr_storage local{};
+    socklen_t local_len = sizeof local;
+    if (::rgetsockname(s, reinterpret_cast<sockaddr*>(&local), &local_len) != 0)
+        return;
+    for (;;) {
+        // raccept hands each to the connection service: room first. This
+        // runs in the background, so it may wait for the room.
+        if (connection_room().claim(reinterpret_cast<sockaddr*>(&local), local_len))
+            return;
+        const int n = ::raccept(s, nullptr, nullptr);
+        if (n < 0) {
+            connection_room().unclaim();
+            return;
+        }
+        connection_room().watched(n);
+        (void)close(n);
+    }
+}
+
 error_code close(int s) {
     iomaps().unmap_all(s);
     // v44 returns a positive EBADF, not -1 with errno, for an fd it does not know.
     const bool watched = connection_room().closing(s);
     const bool listening = listen_room().closing(s);
+    if (listening || !CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
+        close_queued_connections(s);
     const int result = ::rclose(s);
     if (watched)
         connection_room().closed();
