@@ -227,16 +227,15 @@ private:
             using op_type = detail::connect_operation<std::decay_t<Handler>, Executor>;
             auto* op = op_type::create(op_type::allocator_for(handler), *self_->service_,
                                        self_->impl_shared(), std::forward<Handler>(handler),
-                                       self_->executor_);
-            bool in_progress = false;
+                                       self_->executor_, peer);
+            auto state = detail::connect_state::finished;
             const auto ec = detail::start_connect(*self_->service_, *self_->impl_,
-                                                  self_->transport_preference_, peer, in_progress);
-            if (in_progress) {
-                op_type::start_waiting(op);
-            } else {
-                op->set_result(ec);
+                                                  self_->transport_preference_, peer, state);
+            op->set_result(ec, state);
+            if (state == detail::connect_state::finished)
                 op_type::finish(op);
-            }
+            else
+                op_type::start_waiting(op);
         }
 
     private:

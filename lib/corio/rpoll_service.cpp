@@ -148,6 +148,7 @@ void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, tran
     std::lock_guard lock(mutex_);
     impl.closed_ = false;
     impl.retry_accept_ = false;
+    impl.retry_connect_ = false;
 }
 
 bool rpoll_service::may_try_now(socket_impl& impl, wait_kind kind) {
@@ -157,6 +158,11 @@ bool rpoll_service::may_try_now(socket_impl& impl, wait_kind kind) {
 void rpoll_service::set_retry_accept(socket_impl& impl, bool on) {
     std::lock_guard lock(mutex_);
     impl.retry_accept_ = on;
+}
+
+void rpoll_service::set_retry_connect(socket_impl& impl, bool on) {
+    std::lock_guard lock(mutex_);
+    impl.retry_connect_ = on;
 }
 
 } // namespace corio

@@ -152,6 +152,9 @@ public:
     /// Marks `impl` as a listening rsocket whose accepts are retried on a tick.
     void set_retry_accept(detail::socket_impl& impl, bool on);
 
+    /// Marks `impl` as an rsocket whose connect is retried on that tick.
+    void set_retry_connect(detail::socket_impl& impl, bool on);
+
 private:
     /// What a background shutdown job reaches the service through: the
     /// service while it lives, null from its destructor on. Jobs hold it by

@@ -32,6 +32,7 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
         abort_queued(impl, aborted);
         impl.closed_ = true;
         impl.retry_accept_ = false;
+        impl.retry_connect_ = false;
         update_watch(impl);
     }
     for (auto* op : aborted)

@@ -155,7 +155,8 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
             fds.push_back({impl->socket_.get(), wanted, 0});
             polled.push_back(impl->id_);
             impl->in_poll_ = self;
-            want_tick = want_tick || (impl->retry_accept_ && (wanted & POLLIN));
+            want_tick = want_tick || (impl->retry_accept_ && (wanted & POLLIN)) ||
+                        (impl->retry_connect_ && (wanted & POLLOUT));
         }
         if (with_wake_fds)
             rpoll_set_dirty_ = false;
@@ -171,8 +172,9 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
     std::size_t tick_index = absent;
     if (with_wake_fds) {
         if (want_tick != tick_armed_) {
-            // rpoll may sleep through a connection on a listening rsocket, so
-            // while an accept waits the set includes a ticking timerfd.
+            // rpoll may sleep through a connection on a listening rsocket, and
+            // nothing wakes a deferred connect, so while such an accept or
+            // connect waits the set includes a ticking timerfd.
             itimerspec spec{};
             if (want_tick) {
                 const auto ns = std::chrono::nanoseconds(accept_retry_interval).count();
@@ -255,7 +257,10 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
         // A socket closed during the rpoll: its waits were aborted already.
         if (impl->closed_)
             continue;
-        const short revents = ec ? 0 : fds[i].revents;
+        short revents = ec ? 0 : fds[i].revents;
+        // A deferred connect is tried again on the tick as if writable.
+        if (retry_due && impl->retry_connect_)
+            revents |= POLLOUT;
         take_ready(*impl, revents, retry_due && impl->retry_accept_, ready);
     }
     take_epoll_events(events.data(), event_count, with_wake_fds, ready);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <dlfcn.h>
@@ -116,6 +117,71 @@ asio::awaitable<void> wait_for_background_jobs(clock_type::duration limit) {
 }
 
 } // namespace
+
+// Runs alone in its process (test/meson.build): it needs the process's
+// first rsocket. That first open starts priming librdmacm's services in the
+// background, each priming start an rclose slowed by the preload; a connect
+// made meanwhile must not wait for it on the io_context thread: it comes back
+// and is retried on the service's tick (connect_state::deferred).
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_first_connect_never_waits_for_the_priming, 120s) {
+    const auto delay = injected_delay();
+    auto executor = co_await asio::this_coro::executor;
+    // Kernel TCP pings: nothing here touches rsockets yet.
+    const asio::ip::tcp::endpoint loopback{asio::ip::address_v4::loopback(), 0};
+    corio::acceptor ping_listener(executor, loopback, corio::transport::tcp);
+    corio::stream ping_a(executor, corio::transport::tcp);
+    auto ping_b = co_await (ping_listener.async_accept(asio::use_awaitable) &&
+                            ping_a.async_connect(ping_listener.local_endpoint(),
+                                                 asio::use_awaitable));
+
+    // The listener is made on a thread of its own: listen is a synchronous
+    // call and waits for the listen service's (shorter) priming.
+    std::unique_ptr<corio::acceptor> listener;
+    std::thread([&] {
+        listener = std::make_unique<corio::acceptor>(executor, corio::test::any_port_endpoint(),
+                                                     corio::transport::rsocket);
+    }).join();
+    BOOST_TEST_REQUIRE(corio::detail::background_jobs_pending() > 0u,
+                       "the connection service's priming ended before the connect: nothing "
+                       "to show (raise CORIO_RSOCKET_CM_CAPACITY or CORIO_SLOW_RSOCKET_MS)");
+
+    timing during;
+    bool stop = false;
+    bool connected = false;
+    asio::co_spawn(
+        executor,
+        [&]() -> asio::awaitable<void> {
+            corio::stream client(executor, corio::transport::rsocket);
+            const auto started = clock_type::now();
+            auto server = co_await (listener->async_accept(asio::use_awaitable) &&
+                                    client.async_connect(listener->local_endpoint(),
+                                                         asio::use_awaitable));
+            BOOST_TEST_MESSAGE("accept and connect took "
+                               << std::chrono::duration<double>(clock_type::now() - started).count()
+                               << " s, the priming behind them included");
+            std::array<unsigned char, 3> word{'o', 'k', '!'};
+            co_await asio::async_write(client, asio::buffer(word), asio::use_awaitable);
+            std::array<unsigned char, 3> got{};
+            co_await asio::async_read(server, asio::buffer(got), asio::use_awaitable);
+            BOOST_TEST((got == word));
+            connected = true;
+            stop = true;
+        },
+        [](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+        });
+    co_await ping_until(ping_a, ping_b, stop, during, 10);
+    BOOST_TEST_REQUIRE(connected);
+    BOOST_TEST_MESSAGE("injected delay " << delay.count() << " ms per call; round trips during "
+                                         << "the priming: " << during.ms.size() << ", median "
+                                         << during.median() << " ms, worst " << during.worst()
+                                         << " ms");
+    BOOST_TEST(during.worst() < delay.count() / 2.0,
+               "worst round trip " << during.worst() << " ms while the connect waited");
+    listener->close();
+    co_await wait_for_background_jobs(60s);
+}
 
 CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(closes_and_shutdowns_never_stall_other_streams, 120s) {
     const long calls_before = slowed_calls();

@@ -37,8 +37,8 @@ error_code open_socket(rpoll_service& service, socket_impl& impl, transport t, i
 }
 
 error_code start_connect(rpoll_service& service, socket_impl& impl, transport t,
-                         const boost::asio::ip::tcp::endpoint& peer, bool& in_progress) {
-    in_progress = false;
+                         const boost::asio::ip::tcp::endpoint& peer, connect_state& state) {
+    state = connect_state::finished;
     bool open = false;
     {
         std::lock_guard io_lock(impl.io_mutex_);
@@ -53,13 +53,25 @@ error_code start_connect(rpoll_service& service, socket_impl& impl, transport t,
                                                              : boost::asio::error::invalid_argument;
     std::lock_guard io_lock(impl.io_mutex_);
     framed_tcp::adopt_if_requested(impl.socket_);
+    return retry_connect(service, impl, peer, state);
+}
+
+error_code retry_connect(rpoll_service& service, socket_impl& impl,
+                         const boost::asio::ip::tcp::endpoint& peer, connect_state& state) {
     const auto ec = impl.socket_.ops()->connect(impl.socket_.get(), peer.data(),
                                                 static_cast<socklen_t>(peer.size()));
-    if (ec == boost::asio::error::in_progress || ec == boost::asio::error::would_block) {
+    // EAGAIN is EWOULDBLOCK here: from rsockets it means "not started,
+    // retry"; from a kernel TCP connect, no local port left, an error.
+    const bool deferred = ec == boost::asio::error::try_again && impl.transport_ == transport::rsocket;
+    const bool waits = deferred || ec == boost::asio::error::in_progress;
+    if (deferred != (state == connect_state::deferred))
+        service.set_retry_connect(impl, deferred);
+    if (waits) {
         impl.phase_ = socket_impl::phase::connecting;
-        in_progress = true;
+        state = deferred ? connect_state::deferred : connect_state::in_progress;
         return {};
     }
+    state = connect_state::finished;
     if (!ec)
         impl.phase_ = socket_impl::phase::connected;
     return ec;

@@ -26,11 +26,24 @@ class socket_impl;
 boost::system::error_code open_socket(rpoll_service& service, socket_impl& impl, transport t,
                                       int family);
 
+/// How a nonblocking connect call left its socket.
+enum class connect_state {
+    finished,    ///< connected, or failed: the error says which
+    in_progress, ///< wait for the socket to be writable, then read SO_ERROR
+    deferred,    ///< not started yet (an rsocket's room, see rsocket_ops.cpp):
+                 ///< make the call again on the service's tick
+};
+
 /// Starts a nonblocking connect; opens a socket of the endpoint's family and
-/// `t` first if `impl` has none. `in_progress` says whether to wait.
+/// `t` first if `impl` has none. `state` says whether and how to wait.
 boost::system::error_code start_connect(rpoll_service& service, socket_impl& impl, transport t,
                                         const boost::asio::ip::tcp::endpoint& peer,
-                                        bool& in_progress);
+                                        connect_state& state);
+
+/// Makes a deferred connect's call again; `impl.io_mutex_` is held.
+boost::system::error_code retry_connect(rpoll_service& service, socket_impl& impl,
+                                        const boost::asio::ip::tcp::endpoint& peer,
+                                        connect_state& state);
 
 boost::system::error_code bind_socket(socket_impl& impl,
                                       const boost::asio::ip::tcp::endpoint& local);

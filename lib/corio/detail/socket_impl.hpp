@@ -121,6 +121,9 @@ public:
     /// A listening rsocket: rdma-core v44's rpoll may not report a new
     /// connection for up to 5 s, so pending accepts are retried on a tick.
     bool retry_accept_ = false;
+    /// An rsocket connect that could not start yet (connect_state::deferred):
+    /// its call is made again on the same tick.
+    bool retry_connect_ = false;
     /// close() ran: no new waits.
     bool closed_ = false;
     /// Background rshutdowns of this socket under way. v44's rshutdown takes

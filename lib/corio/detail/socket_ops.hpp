@@ -37,6 +37,8 @@ struct socket_ops {
     boost::system::error_code (*bind)(int s, const sockaddr* addr, socklen_t len);
     boost::system::error_code (*listen)(int s, int backlog);
     int (*accept)(int s, sockaddr* addr, socklen_t* len, boost::system::error_code& ec);
+    // A nonblocking connect: in_progress once started; try_again (rsockets
+    // only) when it could not start yet and is to be made again later.
     boost::system::error_code (*connect)(int s, const sockaddr* addr, socklen_t len);
     boost::system::error_code (*shutdown)(int s, int how);
     boost::system::error_code (*close)(int s);
