@@ -296,28 +296,25 @@ private:
         void deliver(Self& self) {
             namespace wire = detail::channel_wire;
             auto& s = *state_;
-            const auto& r = s.notify_in_;
-            const auto slot = static_cast<std::uint32_t>(wire::get(&r[4], 4));
-            const auto length = wire::get(&r[8], 4);
-            const auto sequence = wire::get(&r[16], 8);
-            // Every field is checked: a bad slot or length would point the
-            // application outside the region or at a slot it still holds.
+            // The checks live in channel_wire, where test/fuzz reaches them.
+            wire::notify n;
             const bool valid =
-                r[0] == std::byte{static_cast<std::uint8_t>(wire::record_type::notify)} &&
-                wire::get(&r[1], 3) == 0 && wire::get(&r[12], 4) == 0 && slot < s.slot_count_ &&
-                s.slots_[slot] == state_type::slot_state::with_sender && length <= s.slot_size_ &&
-                sequence == s.expected_sequence_;
+                !wire::decode_notify(s.notify_in_, n) &&
+                wire::admissible(n, s.slot_count_, s.slot_size_, s.expected_sequence_,
+                                 [&s](std::uint32_t slot) {
+                                     return s.slots_[slot] == state_type::slot_state::with_sender;
+                                 });
             if (!valid) {
                 s.failure_ = error::protocol_error;
                 s.close();
                 self.complete(s.failure_, zero_copy_message());
                 return;
             }
-            s.slots_[slot] = state_type::slot_state::with_application;
+            s.slots_[n.slot] = state_type::slot_state::with_application;
             ++s.expected_sequence_;
             self.complete(boost::system::error_code{},
-                          zero_copy_message(state_, slot, s.slot_data(slot),
-                                            static_cast<std::size_t>(length), sequence));
+                          zero_copy_message(state_, n.slot, s.slot_data(n.slot),
+                                            static_cast<std::size_t>(n.length), n.sequence));
         }
 
         std::shared_ptr<state_type> state_;
