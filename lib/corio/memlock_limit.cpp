@@ -58,9 +58,10 @@ std::uint64_t pinned_size(const void* data, std::size_t size) noexcept {
     return end - first;
 }
 
-std::string memlock_diagnostic(std::uint64_t bytes) {
+namespace {
+
+std::string diagnostic(std::string line) {
     const auto now = memlock_limit::current();
-    std::string line = "needs " + std::to_string(bytes) + " bytes of pinned memory; ";
     if (now.limit)
         line += "RLIMIT_MEMLOCK is " + std::to_string(*now.limit) + " bytes with " +
                 std::to_string(now.pinned) + " pinned already";
@@ -68,6 +69,16 @@ std::string memlock_diagnostic(std::uint64_t bytes) {
         line += "the registration was refused (RLIMIT_MEMLOCK does not limit this process now)";
     return line + ": raise it with `ulimit -l` (KiB, or unlimited) or a memlock line in "
                   "/etc/security/limits.conf";
+}
+
+} // namespace
+
+std::string memlock_diagnostic(std::uint64_t bytes) {
+    return diagnostic("needs " + std::to_string(bytes) + " bytes of pinned memory; ");
+}
+
+std::string memlock_diagnostic() {
+    return diagnostic("rdma-core could not pin memory; ");
 }
 
 } // namespace corio

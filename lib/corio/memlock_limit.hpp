@@ -36,5 +36,9 @@ std::uint64_t pinned_size(const void* data, std::size_t size) noexcept;
 /// 65536 bytes with 8192 pinned already: raise it with `ulimit -l` (KiB,
 /// or unlimited) or a memlock line in /etc/security/limits.conf".
 std::string memlock_diagnostic(std::uint64_t bytes);
+/// As above, for an ENOMEM of rdma-core whose size corio does not know (an
+/// rsocket's own buffers and queue pair, pinned by rsocket, connect or
+/// accept): "rdma-core could not pin memory; RLIMIT_MEMLOCK is ...".
+std::string memlock_diagnostic();
 
 } // namespace corio
