@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -10,6 +13,7 @@
 #include <boost/asio/socket_base.hpp>
 
 #include <corio/basic_stream.hpp>
+#include <corio/detail/accept_admission.hpp>
 #include <corio/detail/accept_operation.hpp>
 #include <corio/detail/socket_control.hpp>
 #include <corio/rpoll_service.hpp>
@@ -24,8 +28,19 @@ namespace corio {
 /// rpoll_service::accept_retry_interval while an accept waits: rdma-core
 /// v44's rpoll may otherwise not report a new connection for up to 5 s.
 ///
+/// Who may connect: an accept filter (set_accept_filter, for example a
+/// corio::network_allow_list) and a limit on the streams it accepted that
+/// are open at once (set_max_open_streams). A connection either refuses is
+/// closed while an accept is pending, before the application sees it: it
+/// never reaches async_accept's handler, which waits for the next one, and
+/// refused_connections() counts it. The peer sees its connection closed at
+/// once (end of stream or a reset), never a hang. So that refusal is prompt,
+/// a server keeps an accept pending, as it would to serve.
+///
 /// @par Thread Safety
-/// Distinct objects: safe. Shared objects: unsafe.
+/// Distinct objects: safe. Shared objects: unsafe. The accept filter runs
+/// on the accept's handler executor; set it while no accept is pending.
+/// Accepted streams may close on any thread.
 ///
 /// @par Per-Operation Cancellation
 /// async_accept supports terminal, partial and total cancellation: a
@@ -41,6 +56,8 @@ public:
     using native_handle_type = int;
     /// The stream async_accept makes for each connection.
     using stream_type = basic_stream<Executor>;
+    /// A predicate on a connecting peer's address and port: true admits it.
+    using accept_filter = std::function<bool(const endpoint_type&)>;
 
     /// The acceptor type for another executor, as Asio's I/O objects offer.
     template <class OtherExecutor>
@@ -53,7 +70,8 @@ public:
     explicit basic_acceptor(const executor_type& executor)
         : executor_(executor),
           service_(&rpoll_service_of(executor)),
-          impl_(service_->create_impl()) {}
+          impl_(service_->create_impl()),
+          admission_(std::make_shared<detail::accept_admission>()) {}
 
     /// Opens, sets reuse_address (kernel sockets), binds to `local` and
     /// listens: the usual server set-up in one step.
@@ -90,7 +108,8 @@ public:
     /// Takes over `other`'s socket and pending operations; `other` is left closed.
     basic_acceptor(basic_acceptor&& other) noexcept
         : executor_(other.executor_), service_(other.service_),
-          impl_(std::exchange(other.impl_, nullptr)) {}
+          impl_(std::exchange(other.impl_, nullptr)),
+          admission_(std::exchange(other.admission_, nullptr)) {}
     /// Closes this acceptor (pending operations end with operation_aborted), then takes over
     /// `other`'s socket; `other` is left closed.
     basic_acceptor& operator=(basic_acceptor&& other) noexcept {
@@ -99,6 +118,7 @@ public:
             executor_ = other.executor_;
             service_ = other.service_;
             impl_ = std::exchange(other.impl_, nullptr);
+            admission_ = std::exchange(other.admission_, nullptr);
         }
         return *this;
     }
@@ -242,7 +262,36 @@ public:
         ec.clear();
     }
 
+    /// Admits only peers for which `filter` returns true; an empty filter
+    /// admits everyone (the default). The filter sees the peer's address as
+    /// the listener does (an IPv4 peer of an IPv6 listener as ::ffff:a.b.c.d).
+    /// It runs on the accept's handler executor; one that throws refuses the
+    /// peer. Set it
+    /// while no accept is pending.
+    void set_accept_filter(accept_filter filter) { admission()->filter_ = std::move(filter); }
+
+    /// Admits at most `limit` streams accepted by this acceptor open at once
+    /// (accepted and not yet closed or destroyed); beyond it a connection is
+    /// refused, and accepting resumes as soon as one of them closes. A
+    /// stream counts until close() or its destruction, whichever is first,
+    /// on whatever thread; it may outlive the acceptor. 0 refuses every
+    /// connection. Set it while no accept is pending.
+    void set_max_open_streams(std::size_t limit) { admission()->max_open_ = limit; }
+    /// The limit set_max_open_streams set; std::numeric_limits<std::size_t>::max() when none.
+    std::size_t max_open_streams() const noexcept {
+        return admission_ ? admission_->max_open_ : detail::accept_admission::unlimited;
+    }
+    /// How many streams this acceptor accepted are open now.
+    std::size_t open_streams() const noexcept { return admission_ ? admission_->open() : 0; }
+    /// How many connections the accept filter or the open-stream limit
+    /// refused since this acceptor was made.
+    std::uint64_t refused_connections() const noexcept {
+        return admission_ ? admission_->refused() : 0;
+    }
+
     /// Accepts a connection into a new stream on this acceptor's executor.
+    /// Connections the accept filter or the open-stream limit refuses do not
+    /// complete it: it waits for the next.
     ///
     /// @par Completion Signature
     /// @code void(boost::system::error_code, basic_stream<Executor>) @endcode
@@ -253,7 +302,8 @@ public:
             initiate_async_accept(this), token);
     }
 
-    /// Accepts a connection into `peer`, which must be closed.
+    /// Accepts a connection into `peer`, which must be closed; refused
+    /// connections are skipped as for the overload above.
     ///
     /// @par Completion Signature
     /// @code void(boost::system::error_code) @endcode
@@ -277,6 +327,12 @@ private:
         return impl_;
     }
 
+    const std::shared_ptr<detail::accept_admission>& admission() {
+        if (!admission_)
+            admission_ = std::make_shared<detail::accept_admission>(); // revived after a move
+        return admission_;
+    }
+
     void release() noexcept {
         if (impl_) {
             service_->release_impl(*impl_);
@@ -294,7 +350,8 @@ private:
         void operator()(Handler&& handler) const {
             using op_type = detail::accept_operation<stream_type, std::decay_t<Handler>, Executor>;
             op_type::start(op_type::create(op_type::allocator_for(handler), *self_->service_,
-                                           self_->impl_shared(), stream_type(self_->executor_),
+                                           self_->impl_shared(), self_->admission(),
+                                           stream_type(self_->executor_),
                                            std::forward<Handler>(handler), self_->executor_));
         }
 
@@ -313,8 +370,8 @@ private:
             using op_type = detail::accept_operation<basic_stream<PeerExecutor>*,
                                                      std::decay_t<Handler>, Executor>;
             auto* op = op_type::create(op_type::allocator_for(handler), *self_->service_,
-                                       self_->impl_shared(), peer, std::forward<Handler>(handler),
-                                       self_->executor_);
+                                       self_->impl_shared(), self_->admission(), peer,
+                                       std::forward<Handler>(handler), self_->executor_);
             if (peer->is_open()) {
                 op->ec_ = boost::asio::error::already_open;
                 op_type::finish(op);
@@ -330,6 +387,7 @@ private:
     Executor executor_;
     rpoll_service* service_;
     std::shared_ptr<detail::socket_impl> impl_;
+    std::shared_ptr<detail::accept_admission> admission_;
 };
 
 } // namespace corio

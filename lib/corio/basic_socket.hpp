@@ -117,7 +117,10 @@ public:
         detail::throw_if(ec, "close");
     }
     /// As the overload above, but reports a failure in `ec` instead of throwing.
-    void close(boost::system::error_code& ec) { ec = service_->close(*live()); }
+    void close(boost::system::error_code& ec) {
+        ec = service_->close(*live());
+        impl_->open_slot_.reset(); // an acceptor's limit counts open streams only
+    }
 
     /// Ends pending operations with operation_aborted; the socket stays open.
     void cancel() {
@@ -263,6 +266,7 @@ private:
     void release() noexcept {
         if (impl_) {
             service_->release_impl(*impl_);
+            impl_->open_slot_.reset();
             impl_.reset();
         }
     }

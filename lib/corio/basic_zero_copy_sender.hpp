@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -73,6 +74,15 @@ public:
     executor_type get_executor() const noexcept { return state_->stream_.get_executor(); }
     /// The stream the channel runs on, for its endpoints or options.
     next_layer_type& next_layer() noexcept { return state_->stream_; }
+
+    /// How long async_handshake waits for the peer (its hello, and this
+    /// side's hello to be taken) before it ends with
+    /// boost::asio::error::timed_out and the channel fails: a peer that
+    /// connects and then stalls does not hold this side forever. 30 s by
+    /// default; zero waits forever. Set it before async_handshake.
+    void set_handshake_timeout(std::chrono::steady_clock::duration timeout) noexcept {
+        state_->handshake_deadline_.set_timeout(timeout);
+    }
 
     /// The receiver's slots, known after the handshake (0 before).
     std::uint32_t slot_count() const noexcept { return state_->slot_count_; }
@@ -178,20 +188,24 @@ private:
                 s.send_small_records_at_once();
                 s.handshake_started_ = true;
                 s.hello_out_ = wire::encode({wire::role::sender, 0, 0, 0});
+                s.handshake_deadline_.arm([state = state_] {
+                    boost::system::error_code ignored;
+                    state->stream_.cancel(ignored);
+                });
                 stage_ = stage::hello_sent;
                 boost::asio::async_write(s.stream_, boost::asio::buffer(s.hello_out_),
                                          std::move(self));
                 return;
             case stage::hello_sent:
                 if (ec)
-                    return fail(self, ec);
+                    return fail(self, s.handshake_deadline_.outcome(ec));
                 stage_ = stage::hello_received;
                 boost::asio::async_read(s.stream_, boost::asio::buffer(s.hello_in_),
                                         std::move(self));
                 return;
             case stage::hello_received: {
                 if (ec)
-                    return fail(self, ec);
+                    return fail(self, s.handshake_deadline_.outcome(ec));
                 wire::hello peer;
                 if (const auto e = wire::decode(s.hello_in_, wire::role::receiver, peer))
                     return fail(self, e);
@@ -205,6 +219,7 @@ private:
                 s.stream_.add_remote_mapping(static_cast<off_t>(peer.region_offset),
                                              std::size_t{peer.slot_count} * peer.slot_size);
                 s.ready_ = true;
+                s.handshake_deadline_.disarm();
                 self.complete(boost::system::error_code{});
                 return;
             }
@@ -219,6 +234,7 @@ private:
 
         template <class Self>
         void fail(Self& self, const boost::system::error_code& ec) {
+            state_->handshake_deadline_.disarm();
             state_->failure_ = ec;
             self.complete(ec);
         }

@@ -34,6 +34,10 @@ public:
             return "librdmacm's listen service has no room for another listening rsocket";
         case error::rsocket_datagram_unaddressable:
             return "rdma-core's datagram rsockets cannot address this RDMA port (RoCE)";
+        case error::pinned_memory_budget_exhausted:
+            return "The registration would pass corio's pinned-memory budget";
+        case error::memlock_limit_exceeded:
+            return "The registration would pass the locked-memory limit (RLIMIT_MEMLOCK, ulimit -l)";
         }
         return "Unknown corio error";
     }

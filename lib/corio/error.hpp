@@ -47,6 +47,13 @@ enum class error {
     /// gives each datagram socket an address handle without a GRH, which
     /// every RoCE port (Soft-RoCE included) refuses (doc/architecture.md).
     rsocket_datagram_unaddressable,
+    /// A registration (iomap_registration, a zero-copy channel's region)
+    /// would pass its execution context's corio::pinned_memory_budget.
+    pinned_memory_budget_exhausted,
+    /// A registration would pass the process's RLIMIT_MEMLOCK (checked
+    /// before rdma-core is asked, which would say only ENOMEM);
+    /// corio::memlock_diagnostic says by how much and how to raise it.
+    memlock_limit_exceeded,
 };
 
 /// Portable conditions, matched by codes from several categories.

@@ -8,6 +8,7 @@
 namespace corio {
 
 iomap_registration::iomap_registration(std::shared_ptr<detail::socket_impl> impl,
+                                       pinned_memory_budget& budget,
                                        boost::asio::mutable_buffer region, int prot, off_t offset,
                                        boost::system::error_code& ec) {
     std::lock_guard io_lock(impl->io_mutex_);
@@ -15,10 +16,24 @@ iomap_registration::iomap_registration(std::shared_ptr<detail::socket_impl> impl
         ec = boost::asio::error::bad_descriptor;
         return;
     }
+    const std::uint64_t pinned = pinned_size(region.data(), region.size());
+    if ((ec = budget.reserve(pinned)))
+        return;
+    // Asked before rdma-core, whose ibv_reg_mr would say only ENOMEM. Kernel
+    // TCP's emulation pins nothing.
+    if (impl->transport_ == transport::rsocket &&
+        (ec = memlock_limit::current().check(pinned))) {
+        budget.release(pinned);
+        return;
+    }
     offset_ = impl->socket_.ops()->iomap(impl->socket_.get(), region.data(), region.size(), prot,
                                          offset, ec);
-    if (ec)
+    if (ec) {
+        budget.release(pinned);
         return;
+    }
+    budget_ = &budget;
+    reserved_ = pinned;
     impl->local_regions_.emplace_back(region.data(), region.size());
     region_ = region;
     impl_ = std::move(impl);
@@ -28,6 +43,7 @@ boost::system::error_code iomap_registration::reset() noexcept {
     if (!impl_)
         return {};
     auto impl = std::move(impl_);
+    std::exchange(budget_, nullptr)->release(std::exchange(reserved_, 0));
     std::lock_guard io_lock(impl->io_mutex_);
     // Closed: close() unmapped every region already.
     if (!impl->socket_.is_valid())

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -9,10 +10,14 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <corio/basic_stream.hpp>
 #include <corio/detail/socket_impl.hpp>
 #include <corio/detail/stream_access.hpp>
+#include <corio/error.hpp>
+#include <corio/memlock_limit.hpp>
+#include <corio/pinned_memory_budget.hpp>
 
 namespace corio {
 
@@ -26,6 +31,12 @@ namespace corio {
 /// set to at least the number of PROT_WRITE mappings before connect (on an
 /// acceptor, before listen).
 ///
+/// The region's pinned size (whole pages) is taken from the stream's
+/// corio::pinned_memory_budget first (pinned_memory_budget_exhausted when it
+/// has no room) and, on rsockets, checked against RLIMIT_MEMLOCK
+/// (memlock_limit_exceeded, where rdma-core would say ENOMEM); both before
+/// rdma-core is asked. The budget gets it back on unmapping.
+///
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: unsafe.
 class iomap_registration {
@@ -34,12 +45,16 @@ public:
 
     /// Maps `region` on `stream`'s socket at `offset` (-1: rsockets choose,
     /// the region's address). `prot` is PROT_WRITE (the peer may write) or
-    /// PROT_NONE. Throws boost::system::system_error.
+    /// PROT_NONE. Throws boost::system::system_error; for
+    /// memlock_limit_exceeded its what() is memlock_diagnostic's line.
     template <class Executor>
     iomap_registration(basic_stream<Executor>& stream, boost::asio::mutable_buffer region,
                        int prot = PROT_WRITE, off_t offset = 0) {
         boost::system::error_code ec;
         *this = iomap_registration(stream, region, prot, offset, ec);
+        if (ec == error::memlock_limit_exceeded)
+            throw boost::system::system_error(
+                ec, "riomap: " + memlock_diagnostic(pinned_size(region.data(), region.size())));
         detail::throw_if(ec, "riomap");
     }
 
@@ -47,11 +62,14 @@ public:
     template <class Executor>
     iomap_registration(basic_stream<Executor>& stream, boost::asio::mutable_buffer region, int prot,
                        off_t offset, boost::system::error_code& ec)
-        : iomap_registration(detail::stream_access::shared_impl(stream), region, prot, offset, ec) {}
+        : iomap_registration(detail::stream_access::shared_impl(stream),
+                             pinned_memory_budget_of(stream.get_executor()), region, prot, offset,
+                             ec) {}
 
     /// Takes over `other`'s mapping; `other` is left unmapped.
     iomap_registration(iomap_registration&& other) noexcept
-        : impl_(std::move(other.impl_)), region_(std::exchange(other.region_, {})),
+        : impl_(std::move(other.impl_)), budget_(std::exchange(other.budget_, nullptr)),
+          reserved_(std::exchange(other.reserved_, 0)), region_(std::exchange(other.region_, {})),
           offset_(other.offset_) {}
 
     /// Unmaps this registration's region, then takes over `other`'s mapping.
@@ -59,6 +77,8 @@ public:
         if (this != &other) {
             (void)reset();
             impl_ = std::move(other.impl_);
+            budget_ = std::exchange(other.budget_, nullptr);
+            reserved_ = std::exchange(other.reserved_, 0);
             region_ = std::exchange(other.region_, {});
             offset_ = other.offset_;
         }
@@ -84,10 +104,15 @@ public:
     boost::system::error_code reset() noexcept;
 
 private:
-    iomap_registration(std::shared_ptr<detail::socket_impl> impl, boost::asio::mutable_buffer region,
-                       int prot, off_t offset, boost::system::error_code& ec);
+    iomap_registration(std::shared_ptr<detail::socket_impl> impl, pinned_memory_budget& budget,
+                       boost::asio::mutable_buffer region, int prot, off_t offset,
+                       boost::system::error_code& ec);
 
     std::shared_ptr<detail::socket_impl> impl_;
+    /// Where reserved_ bytes came from; the budget is the context's service,
+    /// which outlives every stream of the context.
+    pinned_memory_budget* budget_ = nullptr;
+    std::uint64_t reserved_ = 0;
     boost::asio::mutable_buffer region_;
     off_t offset_ = 0;
 };

@@ -407,6 +407,25 @@ rstream)
   done
   ;;
 
+admission)
+  # --allow and --max-streams: an admitted run succeeds; a refused client
+  # fails at once (its connection is closed by the server), never hangs.
+  small=(--loopback --transport tcp --data-path stream -S 64 -C 4 -I 4 --timeout 20)
+  run "${small[@]}" --allow 127.0.0.0/8 --allow ::1/128 --max-streams 2 --streams 2
+  expect_success "--allow and --max-streams admitting the run" && check_table "admitted" custom
+
+  started=$SECONDS
+  run "${small[@]}" --allow 192.0.2.0/24
+  [[ $status == 1 ]] || fail "a client outside --allow: exited $status, stderr: $err"
+  ((SECONDS - started < 15)) || fail "a client outside --allow waited $((SECONDS - started)) s"
+  [[ -n $err && $(wc -l <<<"$err") == 1 ]] || fail "a client outside --allow: stderr is '$err'"
+
+  started=$SECONDS
+  run "${small[@]}" --max-streams 1 --streams 2
+  [[ $status == 1 ]] || fail "a stream beyond --max-streams: exited $status, stderr: $err"
+  ((SECONDS - started < 15)) || fail "a stream beyond --max-streams waited $((SECONDS - started)) s"
+  ;;
+
 fallback)
   # Without --transport, a host without RDMA falls back to tcp and the
   # stream path with one notice, so that a bare --loopback measures

@@ -313,6 +313,24 @@ BOOST_AUTO_TEST_CASE(conflicting_choices_are_refused) {
     BOOST_TEST(mentions(refusal({"-f", "gid", "--transport", "tcp"}), "-f gid"));
 }
 
+BOOST_AUTO_TEST_CASE(allow_repeats_and_max_streams_limit_the_server) {
+    const auto opts = parse({"--allow", "10.0.0.0/8", "--allow=fd00::/8", "--max-streams", "4"});
+    BOOST_TEST(opts.allow.size() == 2u);
+    BOOST_TEST(opts.allow[0] == "10.0.0.0/8");
+    BOOST_TEST(opts.allow[1] == "fd00::/8");
+    BOOST_REQUIRE(opts.max_streams.has_value());
+    BOOST_TEST(*opts.max_streams == 4u);
+    BOOST_TEST(refusal({"--allow", "10.0.0.0/8", "--max-streams", "4"}) == "");
+    BOOST_TEST(refusal({"--allow", "10.0.0.0/33"}) ==
+               "--allow takes a network as address[/prefix], got '10.0.0.0/33'");
+    BOOST_TEST(refusal({"--allow", "somewhere"}) ==
+               "--allow takes a network as address[/prefix], got 'somewhere'");
+    BOOST_TEST(refusal({"--max-streams", "0"}) == "--max-streams must be at least 1");
+    BOOST_TEST(mentions(refusal({"-s", "peer", "--allow", "10.0.0.0/8"}), "-s"));
+    BOOST_TEST(mentions(refusal({"-s", "peer", "--max-streams", "2"}), "-s"));
+    BOOST_TEST(refusal({"--loopback", "--max-streams", "2", "--allow", "127.0.0.0/8"}) == "");
+}
+
 BOOST_AUTO_TEST_CASE(unknown_options_and_stray_arguments_are_refused) {
     BOOST_TEST(refusal({"-x"}) == "unrecognised option '-x'");
     // riostream has no -h either; --help is the way to ask.

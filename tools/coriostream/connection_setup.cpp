@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <corio/memlock_limit.hpp>
 #include <corio/socket_base.hpp>
 
 #include "peer_watchdog.hpp"
@@ -25,12 +26,20 @@ std::string describe(const boost::asio::ip::tcp::endpoint& endpoint) {
     return text.str();
 }
 
+/// What went wrong, in words. rsockets pin their buffers and queue pair:
+/// ENOMEM there is nearly always RLIMIT_MEMLOCK, which the user can fix.
+std::string explain(corio::transport transport, const boost::system::error_code& ec) {
+    if (transport == corio::transport::rsocket && ec == boost::system::errc::not_enough_memory)
+        return corio::memlock_diagnostic();
+    return ec.message();
+}
+
 [[noreturn]] void fail(corio::transport transport, std::string_view call,
                        const boost::system::error_code& ec, std::string_view detail = {}) {
     auto message = call_name(transport, call);
     if (!detail.empty())
         message += " " + std::string(detail);
-    throw run_error(message + ": " + ec.message());
+    throw run_error(message + ": " + explain(transport, ec));
 }
 
 template <class Socket, class Option>
@@ -114,7 +123,7 @@ connect_stream(const boost::asio::any_io_executor& executor,
         last_failure = watchdog.expired()
                            ? timeout_message("no connection to " + describe(endpoint), timeout)
                            : call_name(setup.transport, "connect") + " " + describe(endpoint) +
-                                 ": " + ec.message();
+                                 ": " + explain(setup.transport, ec);
     }
     throw run_error(last_failure);
 }

@@ -14,7 +14,9 @@
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <corio/error.hpp>
 #include <corio/iomap_registration.hpp>
+#include <corio/memlock_limit.hpp>
 
 #include "run_error.hpp"
 
@@ -158,6 +160,9 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
                                             boost::asio::buffer(region.data(), region.size()),
                                             PROT_WRITE, 0);
     } catch (const boost::system::system_error& error) {
+        if (error.code() == corio::error::memlock_limit_exceeded)
+            throw run_error("riomap: " + corio::memlock_diagnostic(corio::pinned_size(
+                                             region.data(), region.size())));
         throw_transfer_error(context_, error.code(), "riomap");
     }
     co_await sync_test();

@@ -14,6 +14,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <corio/network_allow_list.hpp>
+
 #include "datagram_session.hpp"
 #include "test_plan.hpp"
 
@@ -242,6 +244,9 @@ const option_rule option_rules[] = {
          check_range("--timeout", seconds, 0, int_max);
          o.timeout = std::chrono::seconds(seconds);
      }},
+    {"allow", [](options& o, const std::string& v) { o.allow.push_back(v); }},
+    {"max-streams",
+     [](options& o, const std::string& v) { o.max_streams = parse_number("--max-streams", v); }},
     {"poll-mode",
      [](options& o, const std::string& v) {
          o.polling = parse_word("--poll-mode", v,
@@ -290,7 +295,12 @@ po::options_description extension_options() {
         ("timeout", po::value<std::string>()->value_name("SECONDS"),
          "give up waiting for the peer after SECONDS (default 30; 0 waits forever)")
         ("poll-mode", po::value<std::string>()->value_name("thread|busy"),
-         "thread (default) waits in corio's rpoll thread; busy spins on rpoll with timeout 0");
+         "thread (default) waits in corio's rpoll thread; busy spins on rpoll with timeout 0")
+        ("allow", po::value<std::string>()->value_name("CIDR"),
+         "server: admit only peers in this network (repeatable; IPv4 or IPv6, e.g. "
+         "10.0.0.0/8); others are closed at once")
+        ("max-streams", po::value<std::string>()->value_name("N"),
+         "server: refuse connections beyond N open at once");
     // clang-format on
     return extensions;
 }
@@ -407,6 +417,17 @@ void validate(const options& opts) {
     if (opts.output_file && opts.output_file->empty())
         throw usage_error("--output needs a file name");
 
+    for (const auto& network : opts.allow) {
+        boost::system::error_code ec;
+        corio::network_allow_list().add(network, ec);
+        if (ec)
+            throw usage_error("--allow takes a network as address[/prefix], got " +
+                              quoted(network));
+    }
+    if (opts.max_streams && *opts.max_streams == 0)
+        throw usage_error("--max-streams must be at least 1");
+    if (opts.server_address && (!opts.allow.empty() || opts.max_streams))
+        throw usage_error("--allow and --max-streams limit a server; -s makes this the client");
     if (opts.loopback && opts.server_address)
         throw usage_error("--loopback runs both ends here; -s names a remote server");
     if (opts.kernel_sockets && opts.transport == transport_choice::rsocket)

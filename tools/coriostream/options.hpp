@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace coriostream {
 
@@ -83,6 +84,11 @@ struct options {
     /// --datagram: udpong's protocol and table over datagram sockets
     /// (tools/coriostream/datagram_session.hpp); -p defaults to 7174.
     bool datagram = false;
+    /// --allow, repeatable: the networks (CIDR) the server admits; empty
+    /// admits every peer, as riostream does.
+    std::vector<std::string> allow;
+    /// --max-streams: the most connections the server has open at once.
+    std::optional<std::size_t> max_streams;
 };
 
 /// A command line that cannot run. main prints the message and the usage

@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <corio/network_allow_list.hpp>
 #include <corio/resolver.hpp>
 #include <corio/rpoll_service.hpp>
 
@@ -105,8 +106,17 @@ std::shared_ptr<corio::acceptor> runner::listen(const boost::asio::any_io_execut
                                                 const endpoints& local) {
     // riostream binds the first address getaddrinfo gives, and sets the
     // latency series' options on the listener before its first accept.
-    return std::make_shared<corio::acceptor>(
+    auto listener = std::make_shared<corio::acceptor>(
         open_listener(executor, local.front(), setup_for(plan_.front())));
+    if (!opts_.allow.empty()) {
+        corio::network_allow_list allowed;
+        for (const auto& network : opts_.allow)
+            allowed.add(network); // validate() read each already
+        listener->set_accept_filter(std::move(allowed));
+    }
+    if (opts_.max_streams)
+        listener->set_max_open_streams(*opts_.max_streams);
+    return listener;
 }
 
 boost::asio::awaitable<void> runner::run_client() {

@@ -2,6 +2,8 @@
 
 #include <boost/asio/error.hpp>
 
+#include <corio/memlock_limit.hpp>
+
 #include "run_error.hpp"
 
 namespace coriostream {
@@ -17,6 +19,8 @@ void throw_transfer_error(const transfer_context& context, const boost::system::
                         std::to_string(context.watchdog.timeout().count()) + " s (--timeout)");
     if (ec == boost::asio::error::eof)
         throw run_error(std::string(call) + ": the peer closed the connection");
+    if (ec == boost::system::errc::not_enough_memory)
+        throw run_error(std::string(call) + ": " + corio::memlock_diagnostic());
     throw run_error(std::string(call) + ": " + ec.message());
 }
 

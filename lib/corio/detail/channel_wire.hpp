@@ -104,6 +104,37 @@ inline notify_bytes encode_notify(std::uint32_t slot, std::uint32_t length,
     return b;
 }
 
+/// What a notify says.
+struct notify {
+    std::uint32_t slot = 0;
+    std::uint32_t length = 0;
+    std::uint64_t sequence = 0;
+};
+
+/// Reads a notify record: protocol_error unless its type is notify and its
+/// padding is zero.
+inline boost::system::error_code decode_notify(const notify_bytes& b, notify& out) noexcept {
+    if (b[0] != std::byte{static_cast<std::uint8_t>(record_type::notify)} || get(&b[1], 3) != 0 ||
+        get(&b[12], 4) != 0)
+        return error::protocol_error;
+    out.slot = static_cast<std::uint32_t>(get(&b[4], 4));
+    out.length = static_cast<std::uint32_t>(get(&b[8], 4));
+    out.sequence = get(&b[16], 8);
+    return {};
+}
+
+/// The receiver's checks of a decoded notify, every field: a bad slot or
+/// length would point the application outside the region or at a slot it
+/// still holds. `with_sender(slot)`, asked only for slot < slot_count, says
+/// whether the sender holds that slot (it was never handed out, or its
+/// credit went back).
+template <class WithSender>
+bool admissible(const notify& n, std::uint32_t slot_count, std::uint32_t slot_size,
+                std::uint64_t expected_sequence, WithSender&& with_sender) {
+    return n.slot < slot_count && n.length <= slot_size && n.sequence == expected_sequence &&
+           with_sender(n.slot);
+}
+
 /// type 2, three zero bytes, slot (u32).
 inline credit_bytes encode_credit(std::uint32_t slot) noexcept {
     credit_bytes b{};

@@ -101,6 +101,12 @@ public:
     /// Guarded by io_mutex_.
     std::vector<std::pair<void*, std::size_t>> local_regions_;
 
+    /// An accepted stream's place in its acceptor's limit on open streams
+    /// (detail::accept_admission), given back when the stream closes; null
+    /// for other sockets. Touched only at accept and close, never on the
+    /// data path.
+    std::shared_ptr<void> open_slot_;
+
     // Set by open, read without a lock by the object's own thread and by
     // operations of that object (Asio's rule: one object, one thread at a time).
     transport transport_ = transport::tcp;

@@ -12,6 +12,7 @@
 
 #include <corio/basic_stream.hpp>
 #include <corio/detail/channel_wire.hpp>
+#include <corio/detail/zero_copy_deadline.hpp>
 #include <corio/detail/credit_sink.hpp>
 #include <corio/detail/mapped_region.hpp>
 #include <corio/iomap_registration.hpp>
@@ -101,6 +102,8 @@ public:
     mapped_region region_;
     basic_stream<Executor> stream_;
     iomap_registration registration_;
+    /// The handshake's deadline (set_handshake_timeout).
+    zero_copy_deadline handshake_deadline_{stream_.get_executor()};
 
     const std::uint32_t slot_count_;
     const std::uint32_t slot_size_;

@@ -10,6 +10,7 @@
 
 #include <corio/basic_stream.hpp>
 #include <corio/detail/channel_wire.hpp>
+#include <corio/detail/zero_copy_deadline.hpp>
 #include <corio/socket_base.hpp>
 
 namespace corio::detail {
@@ -73,6 +74,8 @@ public:
     }
 
     basic_stream<Executor> stream_;
+    /// The handshake's deadline (set_handshake_timeout).
+    zero_copy_deadline handshake_deadline_{stream_.get_executor()};
 
     std::uint32_t slot_count_ = 0;
     std::uint32_t slot_size_ = 0;
