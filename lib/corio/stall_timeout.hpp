@@ -47,11 +47,12 @@ class socket_impl;
 /// connection: a stream closed and connected again starts with it off.
 /// A negative timeout is boost::asio::error::invalid_argument.
 ///
-/// Costs nothing measurable when off: a transfer reads one pointer, null
-/// until the option is first set.
+/// When off, a transfer pays one load and one predictable branch: its
+/// stream's watch pointer, null until the option is first set (not
+/// benchmarked separately).
 class stall_timeout {
 public:
-    /// Only rsockets and tcp streams take it, through their stream, not their descriptor.
+    /// False: streams of both transports take it (kept by the stream, not by its descriptor).
     static constexpr bool rdma_only = false;
 
     /// `timeout` of zero: off. Default-constructed to be filled in by get_option.
