@@ -8,6 +8,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/socket_base.hpp>
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
@@ -16,6 +17,7 @@
 #include <corio/detail/socket_control.hpp>
 #include <corio/detail/socket_impl.hpp>
 #include <corio/rpoll_service.hpp>
+#include <corio/stall_timeout.hpp>
 #include <corio/transport.hpp>
 
 namespace corio {
@@ -176,7 +178,8 @@ public:
 
     /// Sets a corio::socket_base option. RDMA options (sq_size, rq_size,
     /// inline_size, iomap_size) only before connect: afterwards
-    /// corio::error::option_after_connect.
+    /// corio::error::option_after_connect. A stream also takes
+    /// corio::stall_timeout, which the stream keeps itself.
     template <class Option>
     void set_option(const Option& option) {
         boost::system::error_code ec;
@@ -186,10 +189,15 @@ public:
     /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class Option>
     void set_option(const Option& option, boost::system::error_code& ec) {
-        ec = detail::check_option_allowed(*live(), Option::rdma_only);
-        if (!ec) {
-            std::lock_guard io_lock(impl_->io_mutex_);
-            ec = option.apply(*impl_->socket_.ops(), impl_->socket_.get());
+        if constexpr (stream_option<Option>) {
+            static_assert(std::is_same_v<Protocol, boost::asio::ip::tcp>, "an option of streams");
+            ec = option.apply(*service_, *live());
+        } else {
+            ec = detail::check_option_allowed(*live(), Option::rdma_only);
+            if (!ec) {
+                std::lock_guard io_lock(impl_->io_mutex_);
+                ec = option.apply(*impl_->socket_.ops(), impl_->socket_.get());
+            }
         }
     }
     /// Reads a corio::socket_base option into `option`, at any time. Throws
@@ -207,10 +215,14 @@ public:
             ec = boost::asio::error::bad_descriptor;
             return;
         }
-        ec = detail::check_option_allowed(*impl_, false);
-        if (!ec) {
-            std::lock_guard io_lock(impl_->io_mutex_);
-            ec = option.query(*impl_->socket_.ops(), impl_->socket_.get());
+        if constexpr (stream_option<Option>) {
+            ec = option.query(*impl_);
+        } else {
+            ec = detail::check_option_allowed(*impl_, false);
+            if (!ec) {
+                std::lock_guard io_lock(impl_->io_mutex_);
+                ec = option.query(*impl_->socket_.ops(), impl_->socket_.get());
+            }
         }
     }
 

@@ -78,6 +78,9 @@ void rpoll_service::shutdown() {
     for (auto& [id, impl] : impls_)
         release_reactor(*impl);
     lock.unlock();
+    // No new watcher from here on (stopping_); the one there would end
+    // operations this shutdown destroys.
+    stop_stall_watcher();
     if (poller.joinable())
         poller.join();
 
@@ -149,6 +152,9 @@ void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, tran
     impl.closed_ = false;
     impl.retry_accept_ = false;
     impl.retry_connect_ = false;
+    // A stall timeout belongs to one connection.
+    if (auto* stall = impl.stall_.load())
+        stall->reset();
 }
 
 bool rpoll_service::may_try_now(socket_impl& impl, wait_kind kind) {

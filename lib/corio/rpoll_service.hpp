@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include <corio/detail/futex_mutex.hpp>
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/socket_impl.hpp>
+#include <corio/detail/stall_watcher.hpp>
 #include <corio/detail/unique_socket.hpp>
 #include <corio/poll_mode.hpp>
 
@@ -151,6 +153,9 @@ public:
 
     /// Marks `impl` as a listening rsocket whose accepts are retried on a tick.
     void set_retry_accept(detail::socket_impl& impl, bool on);
+    /// corio::stall_timeout on a connected stream `impl`: zero turns it off.
+    boost::system::error_code set_stall_timeout(detail::socket_impl& impl,
+                                                std::chrono::nanoseconds timeout);
 
     /// Marks `impl` as an rsocket whose connect is retried on that tick.
     void set_retry_connect(detail::socket_impl& impl, bool on);
@@ -232,6 +237,17 @@ private:
     static void release_reactor(detail::socket_impl& impl) noexcept;
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
+    /// (rpoll_service_stall.cpp) An operation is about to wait on `impl`,
+    /// whose stall watch is `stall`: false when the socket stalled (the
+    /// operation ends with timed_out); else restarts the stall clock if
+    /// nothing was pending and hands the socket to the watcher. Lock held.
+    bool stall_wait_begins(detail::socket_impl& impl, detail::stall_watch& stall);
+    /// The watcher's check at `impl`'s deadline: trips a stalled socket
+    /// (its pending operations end with timed_out) and says when to look
+    /// again, or nullopt when nothing is pending. Lock not held.
+    std::optional<std::chrono::steady_clock::time_point> check_stall(detail::socket_impl& impl);
+    /// Ends the watcher thread, if any (service shutdown). Lock not held.
+    void stop_stall_watcher() noexcept;
 
     mutable detail::futex_mutex mutex_;
     std::unordered_map<std::uint64_t, detail::socket_impl*> impls_;
@@ -282,6 +298,8 @@ private:
     std::vector<detail::unique_socket> deferred_closes_[2];
 
     std::shared_ptr<background_anchor> anchor_;
+    /// Started by the first stall_timeout set on a stream of this context.
+    std::unique_ptr<detail::stall_watcher> stall_watcher_;
 
 };
 

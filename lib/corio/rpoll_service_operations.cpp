@@ -27,6 +27,16 @@ void rpoll_service::start_wait(rpoll_operation* op) {
         op->post_run();
         return;
     }
+    if (auto* stall = impl.stall_.load(std::memory_order_relaxed)) [[unlikely]] {
+        if (!stall_wait_begins(impl, *stall)) {
+            // The socket stalled: like a reset, no new waits.
+            op->ec_ = boost::asio::error::timed_out;
+            op->state_.store(op_state::aborted, std::memory_order_release);
+            lock.unlock();
+            op->post_run();
+            return;
+        }
+    }
     op->state_.store(op_state::queued, std::memory_order_release);
     auto& queue = impl.queue(op->kind_);
     queue.ops.push_back(op);
@@ -64,7 +74,7 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                 // close() won the race for the socket before we could call.
                 op->ec_ = boost::asio::error::operation_aborted;
             } else if (op->state_.load(std::memory_order_acquire) == op_state::cancel_requested) {
-                op->ec_ = boost::asio::error::operation_aborted;
+                op->ec_ = detail::stall_watch::cancelled_error(impl.stall_.load());
             } else if (impl.shutting_down_.load(std::memory_order_acquire) > 0) {
                 // An rshutdown is under way: wait again; the shutdown job
                 // brings the socket back into the poll set when it returns.
@@ -90,7 +100,7 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                 on_wait_changed(lock);
                 return;
             }
-            op->ec_ = boost::asio::error::operation_aborted;
+            op->ec_ = detail::stall_watch::cancelled_error(impl.stall_.load());
         }
         // scheduled or cancel_requested -> finished: the call's own result
         // stands even if cancellation arrived during it, so bytes already
@@ -98,7 +108,7 @@ void rpoll_service::run_operation(rpoll_operation* op) {
         op->state_.store(op_state::finished, std::memory_order_release);
         finish_running(op);
     } else if (state == op_state::cancel_requested) {
-        op->ec_ = boost::asio::error::operation_aborted;
+        op->ec_ = detail::stall_watch::cancelled_error(op->impl_->stall_.load());
         op->state_.store(op_state::finished, std::memory_order_release);
         finish_running(op);
     }
@@ -134,9 +144,11 @@ void rpoll_service::cancel_operation(rpoll_operation* op) {
 }
 
 void rpoll_service::abort_queued(socket_impl& impl, std::vector<rpoll_operation*>& aborted) {
+    // operation_aborted, or timed_out when a stall ends them.
+    const auto ec = detail::stall_watch::cancelled_error(impl.stall_.load());
     for (auto* queue : {&impl.reads_, &impl.writes_}) {
         for (auto* op : queue->ops) {
-            op->ec_ = boost::asio::error::operation_aborted;
+            op->ec_ = ec;
             op->state_.store(op_state::aborted, std::memory_order_release);
             aborted.push_back(op);
         }

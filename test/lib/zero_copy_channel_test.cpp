@@ -29,6 +29,7 @@
 #include <corio/detail/channel_wire.hpp>
 #include <corio/error.hpp>
 #include <corio/socket_base.hpp>
+#include <corio/stall_timeout.hpp>
 #include <corio/stream.hpp>
 #include <corio/zero_copy_channel.hpp>
 
@@ -189,6 +190,26 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_sender_out_of_credit_waits_and_resumes
         BOOST_TEST(m.sequence() == k);
         BOOST_TEST(holds_pattern(m, k, k == 4 ? 1024 : 100));
     }
+}
+
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_stall_timeout_on_the_stream_ends_a_send_waiting_for_credit,
+                                        60s) {
+    // The receiver holds every slot and says nothing: with a stall timeout
+    // on the sender's stream, the send waiting for a credit ends with
+    // timed_out, as would one whose peer host is gone.
+    auto [tx, rx] = co_await make_channel({2, 256});
+    for (std::uint64_t k = 0; k < 2; ++k) {
+        const auto m = message_bytes(k, 10);
+        co_await tx.async_send(asio::buffer(m), asio::use_awaitable);
+    }
+    tx.next_layer().set_option(corio::stall_timeout(300ms));
+    const auto stalled = message_bytes(2, 10);
+    pending_send p;
+    start_send(tx, stalled, p);
+    co_await sleep_for(100ms);
+    BOOST_TEST(!p.done);
+    BOOST_TEST(co_await wait_until(p.done, 5s));
+    BOOST_TEST((p.ec == asio::error::timed_out), p.ec.message());
 }
 
 CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(cancelling_a_send_waiting_for_credit_sends_nothing, 60s) {

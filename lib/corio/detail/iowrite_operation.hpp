@@ -26,6 +26,15 @@ public:
           buffer_(buffer), remote_offset_(remote_offset) {}
 
     bool perform(socket_impl& impl) override {
+        if (auto* stall = impl.stall_.load(std::memory_order_acquire)) [[unlikely]]
+            return stall->perform(this->ec_, this->bytes_, [&] { return write(impl); });
+        return write(impl);
+    }
+
+    auto results() { return std::tuple(this->ec_, this->bytes_); }
+
+private:
+    bool write(socket_impl& impl) {
         const auto* mapping = impl.find_remote_mapping(remote_offset_);
         if (mapping == nullptr) {
             this->ec_ = corio::error::no_remote_mapping;
@@ -48,9 +57,6 @@ public:
         return true;
     }
 
-    auto results() { return std::tuple(this->ec_, this->bytes_); }
-
-private:
     boost::asio::const_buffer buffer_;
     off_t remote_offset_;
 };

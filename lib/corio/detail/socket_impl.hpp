@@ -18,6 +18,7 @@
 #include <corio/detail/futex_mutex.hpp>
 #include <corio/detail/remote_mapping.hpp>
 #include <corio/detail/rpoll_operation.hpp>
+#include <corio/detail/stall_watch.hpp>
 #include <corio/detail/unique_socket.hpp>
 #include <corio/transport.hpp>
 
@@ -175,6 +176,13 @@ public:
     std::optional<reactor_descriptor> reactor_;
     bool reactor_waiting_[2] = {false, false};
     bool reactor_refused_ = false;
+
+    /// The stream's stall timeout (corio::stall_timeout), made by its first
+    /// set_option and kept until this state goes: null while never set, so
+    /// that a transfer pays one branch for it. Published under the service
+    /// mutex; read without a lock by the operations.
+    std::atomic<stall_watch*> stall_{nullptr};
+    std::unique_ptr<stall_watch> stall_owner_;
 
     wait_queue& queue(wait_kind kind) noexcept { return kind == wait_kind::read ? reads_ : writes_; }
 };

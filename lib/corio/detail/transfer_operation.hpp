@@ -24,6 +24,15 @@ public:
           buffers_(buffers) {}
 
     bool perform(socket_impl& impl) override {
+        if (auto* stall = impl.stall_.load(std::memory_order_acquire)) [[unlikely]]
+            return stall->perform(this->ec_, this->bytes_, [&] { return transfer(impl); });
+        return transfer(impl);
+    }
+
+    auto results() { return std::tuple(this->ec_, this->bytes_); }
+
+private:
+    bool transfer(socket_impl& impl) {
         const buffer_iovecs iov(buffers_);
         // Moving nothing completes at once, as with Asio's sockets.
         if (iov.total_size() == 0) {
@@ -40,9 +49,6 @@ public:
                this->ec_ != boost::asio::error::try_again;
     }
 
-    auto results() { return std::tuple(this->ec_, this->bytes_); }
-
-private:
     BufferSequence buffers_;
 };
 
