@@ -158,7 +158,7 @@ public:
     // `flags` are boost::asio::socket_base::message_flags. Both transports
     // take message_peek on receive: the bytes stay for the next receive (on
     // the framed tcp transport, those of the current data frame; iowrite
-    // frames before them land). rsockets carry no other flag (rsocket(7);
+    // frames before them land). rsockets carry no other flag (their man page, section 7;
     // v44 ignores the rest in silence), nor does the framed tcp transport:
     // there a flag other than message_peek, and message_peek on send, is
     // refused with operation_not_supported before anything moves. Plain
