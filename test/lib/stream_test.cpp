@@ -941,3 +941,33 @@ CORIO_COROUTINE_TEST_CASE(peek_after_an_iowrite_lands_it_and_keeps_the_stream_by
     co_await asio::async_read(server, asio::buffer(read), asio::use_awaitable);
     BOOST_TEST(std::string(read.data(), 4) == "done");
 }
+
+CORIO_COROUTINE_TEST_CASE(a_client_binds_before_connecting) {
+    auto executor = co_await asio::this_coro::executor;
+    const auto transport = corio::test::transport_under_test();
+    corio::acceptor acceptor(executor);
+    acceptor.open(transport);
+    acceptor.bind(corio::test::any_port_endpoint());
+    acceptor.listen();
+    // On tcp a second loopback address shows the bind took: the kernel's
+    // own choice would be 127.0.0.1. The guest's rxe device has one address.
+    const auto local_address = on_rsockets() ? corio::test::address_under_test()
+                                             : asio::ip::make_address("127.0.0.2");
+    corio::stream client(executor);
+    client.open(transport);
+    client.bind({local_address, 0});
+    corio::stream server = co_await (acceptor.async_accept(asio::use_awaitable) &&
+                                     client.async_connect(acceptor.local_endpoint(),
+                                                          asio::use_awaitable));
+    BOOST_TEST(client.local_endpoint().address() == local_address);
+    BOOST_TEST((server.remote_endpoint() == client.local_endpoint()));
+    BOOST_TEST(client.send(asio::buffer("bound", 5)) == 5u);
+    std::array<char, 5> got{};
+    co_await asio::async_read(server, asio::buffer(got), asio::use_awaitable);
+    BOOST_TEST(std::string(got.data(), 5) == "bound");
+    // A second bind, or one to an address this host lacks, is the
+    // transport's error, reported and not thrown by the error_code overload.
+    error_code ec;
+    client.bind({local_address, 0}, ec);
+    BOOST_TEST(ec.failed());
+}
