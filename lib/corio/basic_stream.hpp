@@ -40,9 +40,9 @@ namespace corio {
 /// use a strand when several threads run the io_context.
 ///
 /// @par Per-Operation Cancellation
-/// async_read_some, async_write_some and async_connect support terminal,
-/// partial and total cancellation: a pending operation completes with
-/// boost::asio::error::operation_aborted. An operation that has already
+/// async_read_some, async_write_some, async_receive, async_send and
+/// async_connect support terminal, partial and total cancellation: a pending
+/// operation completes with boost::asio::error::operation_aborted. An operation that has already
 /// moved bytes completes with them instead; bytes are never dropped.
 template <class Executor = boost::asio::any_io_executor>
 class basic_stream : public basic_socket<boost::asio::ip::tcp, Executor> {
@@ -154,6 +154,112 @@ public:
             initiate_async_transfer<detail::wait_kind::write>(this), token, buffers);
     }
 
+    // Message calls with flags, as boost::asio::basic_stream_socket has them.
+    // `flags` are boost::asio::socket_base::message_flags. Both transports
+    // take message_peek on receive: the bytes stay for the next receive (on
+    // the framed tcp transport, those of the current data frame; iowrite
+    // frames before them land). rsockets carry no other flag (their man page, section 7;
+    // v44 ignores the rest in silence), nor does the framed tcp transport:
+    // there a flag other than message_peek, and message_peek on send, is
+    // refused with operation_not_supported before anything moves. Plain
+    // kernel tcp passes every flag to the kernel.
+
+    /// Writes at least one byte with `flags`, blocking the calling thread.
+    /// Throws boost::system::system_error on failure.
+    template <class ConstBufferSequence>
+    std::size_t send(const ConstBufferSequence& buffers,
+                     boost::asio::socket_base::message_flags flags = 0) {
+        boost::system::error_code ec;
+        const auto n = send(buffers, flags, ec);
+        detail::throw_if(ec, "send");
+        return n;
+    }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
+    template <class ConstBufferSequence>
+    std::size_t send(const ConstBufferSequence& buffers,
+                     boost::asio::socket_base::message_flags flags, boost::system::error_code& ec) {
+        const detail::buffer_iovecs iov(buffers);
+        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::write, iov.data(),
+                                         iov.count(), iov.total_size(), ec, flags);
+    }
+    /// Reads at least one byte with `flags` (message_peek: leaves them to
+    /// be read again), blocking the calling thread. Throws
+    /// boost::system::system_error on failure.
+    template <class MutableBufferSequence>
+    std::size_t receive(const MutableBufferSequence& buffers,
+                        boost::asio::socket_base::message_flags flags = 0) {
+        boost::system::error_code ec;
+        const auto n = receive(buffers, flags, ec);
+        detail::throw_if(ec, "receive");
+        return n;
+    }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
+    template <class MutableBufferSequence>
+    std::size_t receive(const MutableBufferSequence& buffers,
+                        boost::asio::socket_base::message_flags flags,
+                        boost::system::error_code& ec) {
+        const detail::buffer_iovecs iov(buffers);
+        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::read, iov.data(),
+                                         iov.count(), iov.total_size(), ec, flags);
+    }
+
+    /// async_write_some under Asio's other name.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code, std::size_t) @endcode
+    template <class ConstBufferSequence,
+              boost::asio::completion_token_for<void(boost::system::error_code, std::size_t)>
+                  WriteToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_send(const ConstBufferSequence& buffers,
+                    WriteToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return async_send(buffers, 0, std::forward<WriteToken>(token));
+    }
+    /// Writes at least one byte with `flags`, unless the buffers are empty.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code, std::size_t) @endcode
+    /// operation_not_supported for a flag the transport cannot carry.
+    ///
+    /// @par Per-Operation Cancellation
+    /// As async_write_some.
+    template <class ConstBufferSequence,
+              class WriteToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_send(const ConstBufferSequence& buffers,
+                    boost::asio::socket_base::message_flags flags,
+                    WriteToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<WriteToken, void(boost::system::error_code, std::size_t)>(
+            initiate_async_transfer<detail::wait_kind::write>(this), token, buffers, flags);
+    }
+    /// async_read_some under Asio's other name.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code, std::size_t) @endcode
+    template <class MutableBufferSequence,
+              boost::asio::completion_token_for<void(boost::system::error_code, std::size_t)>
+                  ReadToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_receive(const MutableBufferSequence& buffers,
+                       ReadToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return async_receive(buffers, 0, std::forward<ReadToken>(token));
+    }
+    /// Reads at least one byte with `flags`, unless the buffers are empty;
+    /// with message_peek the bytes stay to be read again.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code, std::size_t) @endcode
+    /// The peer's orderly shutdown gives boost::asio::error::eof;
+    /// operation_not_supported for a flag the transport cannot carry.
+    ///
+    /// @par Per-Operation Cancellation
+    /// As async_read_some.
+    template <class MutableBufferSequence,
+              class ReadToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_receive(const MutableBufferSequence& buffers,
+                       boost::asio::socket_base::message_flags flags,
+                       ReadToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<ReadToken, void(boost::system::error_code, std::size_t)>(
+            initiate_async_transfer<detail::wait_kind::read>(this), token, buffers, flags);
+    }
+
     /// Tells the stream that the peer mapped [offset, offset + length) for
     /// this side to iowrite into. rsockets keep the peer's mappings to
     /// themselves, so the application says what its protocol agreed; an
@@ -250,12 +356,13 @@ private:
         executor_type get_executor() const noexcept { return self_->get_executor(); }
 
         template <class Handler, class BufferSequence>
-        void operator()(Handler&& handler, const BufferSequence& buffers) const {
+        void operator()(Handler&& handler, const BufferSequence& buffers, int flags = 0) const {
             using op_type =
                 detail::transfer_operation<Kind, BufferSequence, std::decay_t<Handler>, Executor>;
             op_type::start(op_type::create(op_type::allocator_for(handler), *self_->service_,
                                            self_->impl_shared(), buffers,
-                                           std::forward<Handler>(handler), self_->executor_));
+                                           std::forward<Handler>(handler), self_->executor_,
+                                           flags));
         }
 
     private:

@@ -1,5 +1,6 @@
 #include "corio/socket_base.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #include <netinet/in.h>
@@ -26,11 +27,13 @@ constexpr int rdma_sqsize = 0;
 constexpr int rdma_rqsize = 1;
 constexpr int rdma_inline = 2;
 constexpr int rdma_iomapsize = 3;
+constexpr int rdma_route_option = 4;
 static_assert(sol_rdma == SOL_RDMA);
 static_assert(rdma_sqsize == RDMA_SQSIZE);
 static_assert(rdma_rqsize == RDMA_RQSIZE);
 static_assert(rdma_inline == RDMA_INLINE);
 static_assert(rdma_iomapsize == RDMA_IOMAPSIZE);
+static_assert(rdma_route_option == RDMA_ROUTE);
 
 bool in_range(int value, int low, int high) noexcept { return value >= low && value <= high; }
 
@@ -147,6 +150,51 @@ error_code socket_base::keep_alive::query(const socket_ops& ops, int fd) {
     return {};
 }
 
+error_code socket_base::linger::apply(const socket_ops& ops, int fd) const {
+    if (!in_range(timeout_, 0, max_timeout))
+        return boost::asio::error::invalid_argument;
+    const ::linger value{enabled_ ? 1 : 0, timeout_};
+    return ops.setsockopt(fd, SOL_SOCKET, SO_LINGER, &value, sizeof value);
+}
+
+error_code socket_base::linger::query(const socket_ops& ops, int fd) {
+    ::linger value{};
+    socklen_t length = sizeof value;
+    if (const auto ec = ops.getsockopt(fd, SOL_SOCKET, SO_LINGER, &value, &length))
+        return ec;
+    if (length != sizeof value)
+        return boost::asio::error::invalid_argument;
+    enabled_ = value.l_onoff != 0;
+    timeout_ = value.l_linger;
+    return {};
+}
+
+error_code socket_base::oob_inline::apply(const socket_ops& ops, int fd) const {
+    return set_int(ops, fd, SOL_SOCKET, SO_OOBINLINE, value_ ? 1 : 0);
+}
+
+error_code socket_base::oob_inline::query(const socket_ops& ops, int fd) {
+    return get_bool(ops, fd, SOL_SOCKET, SO_OOBINLINE, value_);
+}
+
+error_code socket_base::max_segment::apply(const socket_ops& ops, int fd) const {
+    if (!in_range(value_, min_value, max_value))
+        return boost::asio::error::invalid_argument;
+    return set_int(ops, fd, IPPROTO_TCP, TCP_MAXSEG, value_);
+}
+
+error_code socket_base::max_segment::query(const socket_ops& ops, int fd) {
+    return get_int(ops, fd, IPPROTO_TCP, TCP_MAXSEG, value_);
+}
+
+error_code socket_base::v6_only::apply(const socket_ops& ops, int fd) const {
+    return set_int(ops, fd, IPPROTO_IPV6, IPV6_V6ONLY, value_ ? 1 : 0);
+}
+
+error_code socket_base::v6_only::query(const socket_ops& ops, int fd) {
+    return get_bool(ops, fd, IPPROTO_IPV6, IPV6_V6ONLY, value_);
+}
+
 error_code socket_base::sq_size::apply(const socket_ops& ops, int fd) const {
     if (!in_range(value_, 0, max_value))
         return boost::asio::error::invalid_argument;
@@ -186,6 +234,47 @@ error_code socket_base::iomap_size::apply(const socket_ops& ops, int fd) const {
 
 error_code socket_base::iomap_size::query(const socket_ops& ops, int fd) {
     return get_rdma(ops, fd, rdma_iomapsize, value_);
+}
+
+socket_base::rdma_route::rdma_route(std::span<const ibv_path_data> paths) noexcept
+    : count_(std::min(paths.size(), max_paths)), too_many_(paths.size() > max_paths) {
+    std::copy_n(paths.begin(), count_, paths_.begin());
+}
+
+error_code socket_base::rdma_route::apply(const socket_ops& ops, int fd) const {
+    // The record rdma_cm's kernel side looks for (ucma_set_ib_path).
+    constexpr std::uint32_t wanted =
+        IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+    const auto records = paths();
+    if (too_many_ || records.empty() ||
+        std::none_of(records.begin(), records.end(),
+                     [](const ibv_path_data& p) { return p.flags == wanted; }) ||
+        std::any_of(records.begin(), records.end(),
+                    [](const ibv_path_data& p) { return p.reserved != 0; }))
+        return boost::asio::error::invalid_argument;
+    return rdma_status(ops.setsockopt(fd, sol_rdma, rdma_route_option, records.data(),
+                                      static_cast<socklen_t>(records.size_bytes())),
+                       true);
+}
+
+error_code socket_base::rdma_route::query(const socket_ops& ops, int fd) {
+    sockaddr_storage peer{};
+    socklen_t peer_length = sizeof peer;
+    // v44's getpeername succeeds on an unconnected rsocket with an empty
+    // address, hence the family check.
+    if (ops.getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) ||
+        peer.ss_family == AF_UNSPEC)
+        return boost::asio::error::not_connected;
+    socklen_t length = sizeof paths_;
+    if (const auto ec = rdma_status(ops.getsockopt(fd, sol_rdma, rdma_route_option,
+                                                   paths_.data(), &length),
+                                    false))
+        return ec;
+    if (length % sizeof(ibv_path_data) != 0)
+        return boost::asio::error::invalid_argument;
+    count_ = length / sizeof(ibv_path_data);
+    too_many_ = false;
+    return {};
 }
 
 } // namespace corio

@@ -1,9 +1,14 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <concepts>
+#include <cstddef>
 #include <limits>
+#include <span>
 #include <type_traits>
+
+#include <infiniband/sa.h>
 
 #include <boost/system/error_code.hpp>
 
@@ -192,6 +197,118 @@ struct socket_base {
         std::chrono::seconds idle_;
     };
 
+    /// SO_LINGER, as boost::asio::socket_base::linger: whether close waits
+    /// up to timeout() seconds for unsent data. Valid timeout: 0 to
+    /// max_timeout. rsockets (v44) store only the on/off switch, report a
+    /// timeout of 0 whatever was set, and act on neither (rclose never
+    /// lingers); a fresh rsocket reports linger on, the kernel off.
+    class linger {
+    public:
+        /// False: both transports take this option.
+        static constexpr bool rdma_only = false;
+        /// The longest timeout apply() accepts, in seconds.
+        static constexpr int max_timeout = 32767;
+
+        /// An option holding `enabled` and `timeout` (seconds).
+        explicit linger(bool enabled = false, int timeout = 0) noexcept
+            : enabled_(enabled), timeout_(timeout) {}
+        /// Whether close lingers.
+        bool enabled() const noexcept { return enabled_; }
+        /// How long, in seconds.
+        int timeout() const noexcept { return timeout_; }
+
+        /// Validates the timeout and sets the option on `fd` through `ops`:
+        /// boost::asio::error::invalid_argument for a timeout out of range.
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of `fd` through `ops` into this object.
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        bool enabled_;
+        int timeout_;
+    };
+
+    /// SO_OOBINLINE: out-of-band bytes stay in the stream. rsockets (v44)
+    /// store and report it, but carry no out-of-band data (a send with
+    /// message_out_of_band is refused), so it changes nothing there.
+    class oob_inline {
+    public:
+        /// False: both transports take this option.
+        static constexpr bool rdma_only = false;
+
+        /// An option holding `v`.
+        explicit oob_inline(bool v = false) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
+        bool value() const noexcept { return value_; }
+        /// value().
+        explicit operator bool() const noexcept { return value_; }
+        /// !value().
+        bool operator!() const noexcept { return !value_; }
+
+        /// Sets the option on `fd` through `ops`.
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of `fd` through `ops` into this object.
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        bool value_;
+    };
+
+    /// TCP_MAXSEG, the largest segment in bytes. Valid: min_value to
+    /// max_value (Linux's bounds). The kernel honours it before connect.
+    /// rsockets (v44) take any value with success and ignore it; they
+    /// report 2048 until the connection has a route, then the path MTU.
+    class max_segment {
+    public:
+        /// False: both transports take this option.
+        static constexpr bool rdma_only = false;
+        /// The smallest value apply() accepts (Linux's TCP_MIN_MSS).
+        static constexpr int min_value = 88;
+        /// The largest value apply() accepts (Linux's MAX_TCP_WINDOW).
+        static constexpr int max_value = 32767;
+
+        /// An option holding `v`.
+        explicit max_segment(int v = 0) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
+        int value() const noexcept { return value_; }
+
+        /// Validates the value and sets it on `fd` through `ops`:
+        /// boost::asio::error::invalid_argument for a value out of range.
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of `fd` through `ops` into this object.
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        int value_;
+    };
+
+    /// IPV6_V6ONLY, as boost::asio::ip::v6_only: an IPv6 socket takes no
+    /// IPv4 peers. Set it before bind. rsockets (v44) store it and, on
+    /// streams, pass it to rdma_cm (RDMA_OPTION_ID_AFONLY); an IPv4 rsocket
+    /// takes it too, where the kernel refuses it.
+    class v6_only {
+    public:
+        /// False: both transports take this option.
+        static constexpr bool rdma_only = false;
+
+        /// An option holding `v`.
+        explicit v6_only(bool v = false) noexcept : value_(v) {}
+        /// The value to set, or the one get_option read back.
+        bool value() const noexcept { return value_; }
+        /// value().
+        explicit operator bool() const noexcept { return value_; }
+        /// !value().
+        bool operator!() const noexcept { return !value_; }
+
+        /// Sets the option on `fd` through `ops`.
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the option of `fd` through `ops` into this object.
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        bool value_;
+    };
+
     /// RDMA_SQSIZE: send queue entries. Valid: 0 to max_value (rsockets keep
     /// it in 16 bits). When the queue pair is made, rsockets raise it to at
     /// least 16 and lower it to what the device allows, and a query after
@@ -309,6 +426,42 @@ struct socket_base {
 
     private:
         int value_;
+    };
+
+    /// RDMA_ROUTE: the path records (struct ibv_path_data) a connect uses
+    /// instead of resolving a route. Set before connect: 1 to max_paths
+    /// records, one of them flagged IBV_PATH_FLAG_GMP | PRIMARY |
+    /// BIDIRECTIONAL and every reserved field 0, else invalid_argument
+    /// before any call (the kernel's rdma_cm wants that record). rsockets
+    /// keep the records until connect and hand them to rdma_cm there.
+    /// Query reads the connection's records, so it needs a connected socket
+    /// (boost::asio::error::not_connected before): v44's getsockopt copies
+    /// the caller's buffer over records not yet used instead of reporting
+    /// them. A kernel socket: corio::error::not_supported_by_transport.
+    class rdma_route {
+    public:
+        /// True: an RDMA option, set before connect.
+        static constexpr bool rdma_only = true;
+        /// The most records an option holds.
+        static constexpr std::size_t max_paths = 4;
+
+        /// No records: to be filled in by get_option.
+        rdma_route() noexcept = default;
+        /// The records in `paths` (at most max_paths are kept; apply()
+        /// refuses more).
+        explicit rdma_route(std::span<const ibv_path_data> paths) noexcept;
+        /// The records set, or those get_option read back.
+        std::span<const ibv_path_data> paths() const noexcept { return {paths_.data(), count_}; }
+
+        /// Validates the records and sets them on `fd` through `ops`.
+        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
+        /// Reads the connection's records of `fd` through `ops` into this object.
+        boost::system::error_code query(const detail::socket_ops& ops, int fd);
+
+    private:
+        std::array<ibv_path_data, max_paths> paths_{};
+        std::size_t count_ = 0;
+        bool too_many_ = false;
     };
 };
 

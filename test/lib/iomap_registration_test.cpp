@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include <sys/mman.h>
@@ -176,4 +177,65 @@ CORIO_COROUTINE_TEST_CASE(registration_lifetime) {
     error_code ec;
     corio::iomap_registration none(server, asio::buffer(region), PROT_WRITE, 0, ec);
     BOOST_TEST((ec == asio::error::bad_descriptor), ec.message());
+}
+
+CORIO_COROUTINE_TEST_CASE(offset_minus_one_lets_the_transport_choose_the_buffer_address) {
+    auto [client, server] = co_await make_mappable_pair();
+    std::vector<unsigned char> region(8192, 0);
+    corio::iomap_registration registration(server, asio::buffer(region), PROT_WRITE, -1);
+    BOOST_TEST_REQUIRE(registration.is_mapped());
+    // v44 (and the tcp emulation) choose the region's own address.
+    BOOST_TEST(registration.offset() == static_cast<off_t>(reinterpret_cast<std::uintptr_t>(region.data())));
+    co_await asio::async_write(server, asio::buffer("m", 1), asio::use_awaitable);
+    std::array<char, 1> hello{};
+    co_await asio::async_read(client, asio::buffer(hello), asio::use_awaitable);
+    client.add_remote_mapping(registration.offset(), region.size());
+
+    const auto data = pattern(1000);
+    BOOST_TEST(co_await client.async_iowrite(asio::buffer(data), registration.offset() + 100,
+                                             asio::use_awaitable) == data.size());
+    co_await asio::async_write(client, asio::buffer("n", 1), asio::use_awaitable);
+    co_await asio::async_read(server, asio::buffer(hello), asio::use_awaitable);
+    BOOST_TEST(std::equal(data.begin(), data.end(), region.begin() + 100));
+    BOOST_TEST(std::all_of(region.begin(), region.begin() + 100, [](unsigned char b) { return b == 0; }));
+}
+
+CORIO_COROUTINE_TEST_CASE(prot_none_registers_locally_and_takes_no_peer_writes) {
+    auto [client, server] = co_await make_mappable_pair();
+    std::vector<unsigned char> local_only(4096, 0);
+    std::vector<unsigned char> writable(4096, 0);
+    corio::iomap_registration none(server, asio::buffer(local_only), PROT_NONE, 0);
+    BOOST_TEST_REQUIRE(none.is_mapped());
+    BOOST_TEST(none.offset() == 0);
+    // A local-only registration uses none of iomap_size's one slot.
+    corio::iomap_registration write(server, asio::buffer(writable), PROT_WRITE, 8192);
+    BOOST_TEST_REQUIRE(write.is_mapped());
+    co_await asio::async_write(server, asio::buffer("m", 1), asio::use_awaitable);
+    std::array<char, 1> hello{};
+    co_await asio::async_read(client, asio::buffer(hello), asio::use_awaitable);
+
+    // The writable one takes the peer's writes.
+    client.add_remote_mapping(8192, writable.size());
+    const auto data = pattern(512);
+    BOOST_TEST(co_await client.async_iowrite(asio::buffer(data), 8192, asio::use_awaitable) ==
+               data.size());
+    co_await asio::async_write(client, asio::buffer("n", 1), asio::use_awaitable);
+    co_await asio::async_read(server, asio::buffer(hello), asio::use_awaitable);
+    BOOST_TEST(std::equal(data.begin(), data.end(), writable.begin()));
+
+    // The local-only one does not, even when the application declares it.
+    client.add_remote_mapping(0, local_only.size());
+    auto [ec, n] = co_await client.async_iowrite(asio::buffer(data), 0,
+                                                 asio::as_tuple(asio::use_awaitable));
+    if (on_rsockets()) {
+        // v44 never tells the peer of a PROT_NONE mapping: its riowrite finds none.
+        BOOST_TEST((ec == corio::error::no_remote_mapping), ec.message());
+    } else {
+        // The sender cannot know; the receiver refuses the frame.
+        BOOST_TEST(!ec, ec.message());
+        auto [rec, rn] = co_await server.async_read_some(asio::buffer(hello),
+                                                         asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST((rec == corio::error::protocol_error), rec.message());
+    }
+    BOOST_TEST(std::all_of(local_only.begin(), local_only.end(), [](unsigned char b) { return b == 0; }));
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -224,4 +225,77 @@ BOOST_AUTO_TEST_CASE(rdma_options_are_inherited_on_accept_and_refused_once_conne
     check(keep.query(ops, server.get()), "keep_alive query");
     BOOST_TEST(keep.value());
     BOOST_TEST(keep.idle().count() == 10);
+
+    // TCP_MAXSEG, once the connection has a route: the path MTU (v44 reports
+    // 1 << (7 + the path record's mtu)), not the 2048 of a fresh rsocket.
+    socket_base::max_segment mss;
+    check(mss.query(ops, client.get()), "max_segment on the connected socket");
+    BOOST_TEST_MESSAGE("TCP_MAXSEG of a connected rsocket: " << mss.value());
+    BOOST_TEST((mss.value() >= 256 && mss.value() <= 4096 && (mss.value() & (mss.value() - 1)) == 0),
+               mss.value());
+    // RDMA_ROUTE: the connection's path records, and too late to set.
+    socket_base::rdma_route route;
+    check(route.query(ops, client.get()), "rdma_route on the connected socket");
+    BOOST_TEST_MESSAGE("RDMA_ROUTE records of a connected rsocket: " << route.paths().size());
+    BOOST_TEST_REQUIRE(route.paths().size() >= 1u);
+    auto record = route.paths()[0];
+    record.flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+    record.reserved = 0;
+    BOOST_TEST((socket_base::rdma_route(std::span(&record, 1)).apply(ops, client.get()) ==
+                corio::error::option_after_connect));
+}
+
+// What v44 does with the options the rsocket man page lists beyond the first ones.
+
+BOOST_AUTO_TEST_CASE(linger_is_stored_as_a_switch_and_its_timeout_dropped) {
+    auto s = open_rsocket();
+    socket_base::linger option;
+    check(option.query(ops, s.get()), "linger query");
+    BOOST_TEST(option.enabled()); // v44's default, unlike the kernel's
+    BOOST_TEST(option.timeout() == 0);
+    check(socket_base::linger(true, 7).apply(ops, s.get()), "linger on, 7 s");
+    check(option.query(ops, s.get()), "linger query");
+    BOOST_TEST(option.enabled());
+    BOOST_TEST(option.timeout() == 0); // stored: the switch only
+    check(socket_base::linger(false).apply(ops, s.get()), "linger off");
+    check(option.query(ops, s.get()), "linger query");
+    BOOST_TEST(!option.enabled());
+    BOOST_TEST((socket_base::linger(true, -1).apply(ops, s.get()) ==
+                boost::asio::error::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(oob_inline_is_stored) {
+    auto s = open_rsocket();
+    BOOST_TEST(round_trip<socket_base::oob_inline>(s.get(), true));
+    BOOST_TEST(!round_trip<socket_base::oob_inline>(s.get(), false));
+}
+
+BOOST_AUTO_TEST_CASE(max_segment_is_ignored_before_a_route) {
+    auto s = open_rsocket();
+    check(socket_base::max_segment(1000).apply(ops, s.get()), "max_segment 1000");
+    socket_base::max_segment option;
+    check(option.query(ops, s.get()), "max_segment query");
+    BOOST_TEST(option.value() == 2048); // ignored: v44's answer without a route
+    BOOST_TEST((socket_base::max_segment(10).apply(ops, s.get()) ==
+                boost::asio::error::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(v6_only_is_taken_by_an_ipv6_stream_rsocket) {
+    boost::system::error_code ec;
+    unique_socket s(ops.open(AF_INET6, SOCK_STREAM, 0, ec), ops);
+    check(ec, "rsocket AF_INET6");
+    BOOST_TEST(round_trip<socket_base::v6_only>(s.get(), true));
+    BOOST_TEST(!round_trip<socket_base::v6_only>(s.get(), false));
+}
+
+BOOST_AUTO_TEST_CASE(rdma_route_is_kept_until_connect_and_not_read_back_before) {
+    auto s = open_rsocket();
+    ibv_path_data record{};
+    record.flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+    check(socket_base::rdma_route(std::span(&record, 1)).apply(ops, s.get()), "rdma_route");
+    socket_base::rdma_route read_back;
+    BOOST_TEST((read_back.query(ops, s.get()) == boost::asio::error::not_connected));
+    record.flags = 0;
+    BOOST_TEST((socket_base::rdma_route(std::span(&record, 1)).apply(ops, s.get()) ==
+                boost::asio::error::invalid_argument));
 }

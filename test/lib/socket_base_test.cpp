@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -49,6 +50,13 @@ static_assert(corio::socket_option<socket_base::sq_size>);
 static_assert(corio::socket_option<socket_base::rq_size>);
 static_assert(corio::socket_option<socket_base::inline_size>);
 static_assert(corio::socket_option<socket_base::iomap_size>);
+static_assert(corio::socket_option<socket_base::linger>);
+static_assert(corio::socket_option<socket_base::oob_inline>);
+static_assert(corio::socket_option<socket_base::max_segment>);
+static_assert(corio::socket_option<socket_base::v6_only>);
+static_assert(corio::socket_option<socket_base::rdma_route>);
+static_assert(socket_base::rdma_route::rdma_only);
+static_assert(!socket_base::v6_only::rdma_only);
 static_assert(!corio::socket_option<int>);
 static_assert(!corio::socket_option<socket_base>);
 
@@ -365,4 +373,89 @@ BOOST_AUTO_TEST_CASE(a_bad_descriptor_is_reported_as_such) {
                 boost::asio::error::bad_descriptor));
     socket_base::keep_alive option;
     BOOST_TEST((option.query(ops, 1 << 20) == boost::asio::error::bad_descriptor));
+}
+
+// The options the rsocket man page lists beyond the first ones, on the kernel transport.
+
+BOOST_AUTO_TEST_CASE(linger_round_trips_and_refuses_a_bad_timeout) {
+    auto [client, server] = make_tcp_loopback_pair();
+    socket_base::linger option;
+    BOOST_TEST_REQUIRE(!option.query(ops, client.get()));
+    BOOST_TEST(!option.enabled()); // the kernel's default
+    BOOST_TEST_REQUIRE(!socket_base::linger(true, 7).apply(ops, client.get()));
+    BOOST_TEST_REQUIRE(!option.query(ops, client.get()));
+    BOOST_TEST(option.enabled());
+    BOOST_TEST(option.timeout() == 7);
+    BOOST_TEST((socket_base::linger(true, -1).apply(ops, client.get()) ==
+                boost::asio::error::invalid_argument));
+    BOOST_TEST((socket_base::linger(true, socket_base::linger::max_timeout + 1)
+                    .apply(ops, client.get()) == boost::asio::error::invalid_argument));
+    BOOST_TEST_REQUIRE(!option.query(ops, client.get()));
+    BOOST_TEST(option.timeout() == 7);
+}
+
+BOOST_AUTO_TEST_CASE(oob_inline_and_v6_only_round_trip) {
+    auto [client, server] = make_tcp_loopback_pair();
+    BOOST_TEST_REQUIRE(!socket_base::oob_inline(true).apply(ops, client.get()));
+    socket_base::oob_inline oob;
+    BOOST_TEST_REQUIRE(!oob.query(ops, client.get()));
+    BOOST_TEST(oob.value());
+    BOOST_TEST(raw_int(client.get(), SOL_SOCKET, SO_OOBINLINE) != 0);
+
+    boost::system::error_code ec;
+    corio::detail::unique_socket v6(ops.open(AF_INET6, SOCK_STREAM, 0, ec), ops);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    BOOST_TEST_REQUIRE(!socket_base::v6_only(true).apply(ops, v6.get()));
+    socket_base::v6_only only;
+    BOOST_TEST_REQUIRE(!only.query(ops, v6.get()));
+    BOOST_TEST(only.value());
+    BOOST_TEST_REQUIRE(!socket_base::v6_only(false).apply(ops, v6.get()));
+    BOOST_TEST_REQUIRE(!only.query(ops, v6.get()));
+    BOOST_TEST(!only);
+    // An IPv4 socket has no IPV6_V6ONLY: the kernel's error, unchanged.
+    BOOST_TEST(socket_base::v6_only(true).apply(ops, client.get()).failed());
+}
+
+BOOST_AUTO_TEST_CASE(max_segment_is_honoured_before_connect_and_bounded) {
+    boost::system::error_code ec;
+    corio::detail::unique_socket s(ops.open(AF_INET, SOCK_STREAM, 0, ec), ops);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    BOOST_TEST_REQUIRE(!socket_base::max_segment(1000).apply(ops, s.get()));
+    socket_base::max_segment option;
+    BOOST_TEST_REQUIRE(!option.query(ops, s.get()));
+    BOOST_TEST(option.value() == 1000);
+    BOOST_TEST((socket_base::max_segment(socket_base::max_segment::min_value - 1)
+                    .apply(ops, s.get()) == boost::asio::error::invalid_argument));
+    BOOST_TEST((socket_base::max_segment(socket_base::max_segment::max_value + 1)
+                    .apply(ops, s.get()) == boost::asio::error::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(rdma_route_is_validated_then_not_supported_on_a_kernel_socket) {
+    auto [client, server] = make_tcp_loopback_pair();
+    ibv_path_data record{};
+    // Not the record rdma_cm looks for: refused before any call.
+    BOOST_TEST((socket_base::rdma_route(std::span(&record, 1)).apply(ops, client.get()) ==
+                boost::asio::error::invalid_argument));
+    BOOST_TEST((socket_base::rdma_route().apply(ops, client.get()) ==
+                boost::asio::error::invalid_argument));
+    record.flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+    record.reserved = 1;
+    BOOST_TEST((socket_base::rdma_route(std::span(&record, 1)).apply(ops, client.get()) ==
+                boost::asio::error::invalid_argument));
+    std::vector<ibv_path_data> many(socket_base::rdma_route::max_paths + 1, record);
+    for (auto& r : many)
+        r.reserved = 0;
+    BOOST_TEST((socket_base::rdma_route(many).apply(ops, client.get()) ==
+                boost::asio::error::invalid_argument));
+    record.reserved = 0;
+    const socket_base::rdma_route route(std::span(&record, 1));
+    BOOST_TEST(route.paths().size() == 1u);
+    BOOST_TEST((route.apply(ops, client.get()) == corio::error::not_supported_by_transport));
+    socket_base::rdma_route read_back;
+    BOOST_TEST((read_back.query(ops, client.get()) == corio::error::not_supported_by_transport));
+    // Before connect a query is refused: v44 would overwrite a route set.
+    boost::system::error_code ec;
+    corio::detail::unique_socket fresh(ops.open(AF_INET, SOCK_STREAM, 0, ec), ops);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    BOOST_TEST((read_back.query(ops, fresh.get()) == boost::asio::error::not_connected));
 }

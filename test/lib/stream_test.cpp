@@ -45,6 +45,7 @@
 
 #include <corio/acceptor.hpp>
 #include <corio/error.hpp>
+#include <corio/iomap_registration.hpp>
 #include <corio/rpoll_service.hpp>
 #include <corio/stream.hpp>
 
@@ -793,4 +794,183 @@ BOOST_AUTO_TEST_CASE(destroying_the_context_destroys_pending_handlers_unrun) {
     }
     BOOST_TEST(!resumed);
     BOOST_TEST(frame_alive.expired());
+}
+
+// Message calls with flags (basic_stream's send/receive block).
+
+CORIO_COROUTINE_TEST_CASE(peek_leaves_the_bytes_for_the_next_receive) {
+    auto [client, server] = co_await make_stream_pair();
+    co_await asio::async_write(client, asio::buffer("peekaboo", 8), asio::use_awaitable);
+    std::array<char, 8> peeked{};
+    const auto n = co_await server.async_receive(asio::buffer(peeked),
+                                                 asio::socket_base::message_peek,
+                                                 asio::use_awaitable);
+    BOOST_TEST_REQUIRE(n >= 1u);
+    BOOST_TEST(std::string(peeked.data(), n) == std::string("peekaboo").substr(0, n));
+    // Peeked again, blocking: the same first bytes.
+    std::array<char, 8> again{};
+    const auto m = server.receive(asio::buffer(again), asio::socket_base::message_peek);
+    BOOST_TEST_REQUIRE(m >= 1u);
+    BOOST_TEST(std::string(again.data(), m) == std::string("peekaboo").substr(0, m));
+    std::array<char, 8> read{};
+    co_await asio::async_read(server, asio::buffer(read), asio::use_awaitable);
+    BOOST_TEST(std::string(read.data(), 8) == "peekaboo");
+}
+
+CORIO_COROUTINE_TEST_CASE(a_pending_peek_completes_when_bytes_arrive) {
+    auto [client, server] = co_await make_stream_pair();
+    std::array<char, 4> peeked{};
+    std::size_t n = 0;
+    bool done = false;
+    error_code peek_ec;
+    server.async_receive(asio::buffer(peeked), asio::socket_base::message_peek,
+                         [&](error_code ec, std::size_t got) {
+                             peek_ec = ec;
+                             n = got;
+                             done = true;
+                         });
+    co_await sleep_for(20ms);
+    BOOST_TEST(!done);
+    co_await client.async_send(asio::buffer("wake", 4), asio::use_awaitable);
+    BOOST_TEST_REQUIRE(co_await wait_until(done));
+    BOOST_TEST(!peek_ec, peek_ec.message());
+    BOOST_TEST_REQUIRE(n >= 1u);
+    std::array<char, 4> read{};
+    co_await asio::async_read(server, asio::buffer(read), asio::use_awaitable);
+    BOOST_TEST(std::string(read.data(), 4) == "wake");
+    BOOST_TEST(std::string(peeked.data(), n) == std::string("wake").substr(0, n));
+}
+
+CORIO_COROUTINE_TEST_CASE(send_and_receive_without_flags_move_a_verified_pattern) {
+    // Named, not structured bindings: clang 14 cannot capture those.
+    auto pair = co_await make_stream_pair();
+    auto& client = pair.first;
+    auto& server = pair.second;
+    const auto up = pattern(100000, 9);
+    std::vector<unsigned char> got(up.size());
+    auto send_all = [&]() -> asio::awaitable<void> {
+        for (std::size_t sent = 0; sent < up.size();)
+            sent += co_await client.async_send(asio::buffer(up.data() + sent, up.size() - sent), 0,
+                                               asio::use_awaitable);
+    };
+    auto receive_all = [&]() -> asio::awaitable<void> {
+        for (std::size_t received = 0; received < got.size();)
+            received += co_await server.async_receive(
+                asio::buffer(got.data() + received, got.size() - received), asio::use_awaitable);
+    };
+    co_await (send_all() && receive_all());
+    BOOST_TEST((got == up));
+    // The blocking overloads, back.
+    BOOST_TEST(server.send(asio::buffer("ok", 2)) == 2u);
+    std::array<char, 2> back{};
+    std::size_t b = 0;
+    while (b < back.size())
+        b += client.receive(asio::buffer(back.data() + b, back.size() - b));
+    BOOST_TEST(std::string(back.data(), 2) == "ok");
+}
+
+namespace {
+
+/// What a flag the transport under test cannot carry gives: rsockets and the
+/// framed tcp transport refuse it; plain kernel tcp passes it on.
+void check_refused_flags(corio::stream& client, corio::stream& server) {
+    std::array<char, 4> buf{};
+    error_code ec;
+    BOOST_TEST(server.receive(asio::buffer(buf), asio::socket_base::message_out_of_band, ec) == 0u);
+    BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
+    BOOST_TEST(client.send(asio::buffer("oob!", 4), asio::socket_base::message_out_of_band, ec) ==
+               0u);
+    BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
+    BOOST_TEST(client.send(asio::buffer("peek", 4), asio::socket_base::message_peek, ec) == 0u);
+    BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
+    BOOST_TEST(client.send(asio::buffer("dnr!", 4), asio::socket_base::message_do_not_route, ec) ==
+               0u);
+    BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
+    BOOST_CHECK_THROW(client.send(asio::buffer("eor!", 4), asio::socket_base::message_end_of_record),
+                      boost::system::system_error);
+    // Nothing moved: the stream is intact.
+    BOOST_TEST(client.send(asio::buffer("good", 4)) == 4u);
+    std::size_t n = 0;
+    while (n < buf.size())
+        n += server.receive(asio::buffer(buf.data() + n, buf.size() - n));
+    BOOST_TEST(std::string(buf.data(), 4) == "good");
+}
+
+bool on_rsockets() { return corio::test::transport_under_test() == corio::transport::rsocket; }
+
+} // namespace
+
+CORIO_COROUTINE_TEST_CASE(flags_the_transport_cannot_carry_are_refused) {
+    if (on_rsockets()) {
+        auto [client, server] = co_await make_stream_pair();
+        check_refused_flags(client, server);
+    } else {
+        // Plain kernel tcp hands the flags to the kernel, as Asio does.
+        auto [client, server] = co_await make_stream_pair();
+        BOOST_TEST(client.send(asio::buffer("dnr!", 4), asio::socket_base::message_do_not_route) ==
+                   4u);
+        std::array<char, 4> buf{};
+        co_await asio::async_read(server, asio::buffer(buf), asio::use_awaitable);
+        BOOST_TEST(std::string(buf.data(), 4) == "dnr!");
+    }
+    // The framed tcp transport (and rsockets with iomap_size) refuse them.
+    auto [client, server] = co_await corio::test::make_mappable_stream_pair();
+    check_refused_flags(client, server);
+}
+
+CORIO_COROUTINE_TEST_CASE(peek_after_an_iowrite_lands_it_and_keeps_the_stream_bytes) {
+    auto [client, server] = co_await corio::test::make_mappable_stream_pair();
+    std::vector<unsigned char> region(4096, 0);
+    corio::iomap_registration registration(server, asio::buffer(region));
+    // The mapping reaches the client with the server's next send.
+    co_await asio::async_write(server, asio::buffer("m", 1), asio::use_awaitable);
+    std::array<char, 1> hello{};
+    co_await asio::async_read(client, asio::buffer(hello), asio::use_awaitable);
+    client.add_remote_mapping(registration.offset(), region.size());
+
+    const auto data = pattern(3000, 3);
+    BOOST_TEST(co_await client.async_iowrite(asio::buffer(data), registration.offset(),
+                                             asio::use_awaitable) == data.size());
+    co_await asio::async_write(client, asio::buffer("done", 4), asio::use_awaitable);
+    std::array<char, 4> peeked{};
+    const auto n = co_await server.async_receive(asio::buffer(peeked),
+                                                 asio::socket_base::message_peek,
+                                                 asio::use_awaitable);
+    BOOST_TEST_REQUIRE(n >= 1u);
+    BOOST_TEST(std::string(peeked.data(), n) == std::string("done").substr(0, n));
+    // The iowrite came before the stream bytes: it has landed.
+    BOOST_TEST(std::equal(data.begin(), data.end(), region.begin()));
+    std::array<char, 4> read{};
+    co_await asio::async_read(server, asio::buffer(read), asio::use_awaitable);
+    BOOST_TEST(std::string(read.data(), 4) == "done");
+}
+
+CORIO_COROUTINE_TEST_CASE(a_client_binds_before_connecting) {
+    auto executor = co_await asio::this_coro::executor;
+    const auto transport = corio::test::transport_under_test();
+    corio::acceptor acceptor(executor);
+    acceptor.open(transport);
+    acceptor.bind(corio::test::any_port_endpoint());
+    acceptor.listen();
+    // On tcp a second loopback address shows the bind took: the kernel's
+    // own choice would be 127.0.0.1. The guest's rxe device has one address.
+    const auto local_address = on_rsockets() ? corio::test::address_under_test()
+                                             : asio::ip::make_address("127.0.0.2");
+    corio::stream client(executor);
+    client.open(transport);
+    client.bind({local_address, 0});
+    corio::stream server = co_await (acceptor.async_accept(asio::use_awaitable) &&
+                                     client.async_connect(acceptor.local_endpoint(),
+                                                          asio::use_awaitable));
+    BOOST_TEST(client.local_endpoint().address() == local_address);
+    BOOST_TEST((server.remote_endpoint() == client.local_endpoint()));
+    BOOST_TEST(client.send(asio::buffer("bound", 5)) == 5u);
+    std::array<char, 5> got{};
+    co_await asio::async_read(server, asio::buffer(got), asio::use_awaitable);
+    BOOST_TEST(std::string(got.data(), 5) == "bound");
+    // A second bind, or one to an address this host lacks, is the
+    // transport's error, reported and not thrown by the error_code overload.
+    error_code ec;
+    client.bind({local_address, 0}, ec);
+    BOOST_TEST(ec.failed());
 }

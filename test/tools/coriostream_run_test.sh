@@ -426,6 +426,33 @@ admission)
   ((SECONDS - started < 15)) || fail "a stream beyond --max-streams waited $((SECONDS - started)) s"
   ;;
 
+client_bind)
+  # -b on a client binds that address before connect, as rstream's client
+  # does: a run from 127.0.0.2 works, and an address this host does not have
+  # (TEST-NET-1: bind fails locally, nothing is sent) is refused by bind.
+  port=$(random_port)
+  "$coriostream" --transport tcp --data-path stream -b 127.0.0.1 -p "$port" -S 64 -C 10 -I 10 \
+    --timeout 30 >"$scratch/server" 2>&1 &
+  helper_pid=$!
+  for _ in $(seq 100); do
+    [[ -s $scratch/server ]] && break
+    sleep 0.05
+  done
+  timeout 60 "$coriostream" --transport tcp --data-path stream -s 127.0.0.1 -b 127.0.0.2 \
+    -p "$port" -S 64 -C 10 -I 10 --timeout 30 >"$scratch/out" 2>"$scratch/err"
+  status=$?
+  out=$(cat "$scratch/out")
+  err=$(cat "$scratch/err")
+  expect_success "client -b 127.0.0.2" && check_table "client -b 127.0.0.2" custom
+  wait_bounded "$helper_pid" 30 "the server to exit after its client"
+  helper_pid=
+  [[ $waited == 0 ]] || fail "server exited $waited: $(cat "$scratch/server")"
+  run --transport tcp --data-path stream -s 127.0.0.1 -b 192.0.2.1 -S 64 -C 10 -I 10 --timeout 10
+  [[ $status == 1 ]] || fail "client -b 192.0.2.1 exited $status, expected 1"
+  [[ $err == "coriostream: bind 192.0.2.1:0: Cannot assign requested address" ]] ||
+    fail "client -b 192.0.2.1: stderr '$err'"
+  ;;
+
 fallback)
   # Without --transport, a host without RDMA falls back to tcp and the
   # stream path with one notice, so that a bare --loopback measures

@@ -109,6 +109,12 @@ connect_stream(const boost::asio::any_io_executor& executor,
             fail(setup.transport, "socket", ec);
         set_common_options(stream, setup);
         set_rdma_options(stream, setup);
+        if (setup.client_bind) {
+            const boost::asio::ip::tcp::endpoint local(*setup.client_bind, 0);
+            stream.bind(local, ec);
+            if (ec)
+                fail(setup.transport, "bind", ec, describe(local));
+        }
 
         peer_watchdog watchdog(executor, timeout, [&stream] {
             boost::system::error_code ignored;

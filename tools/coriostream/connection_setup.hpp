@@ -27,6 +27,9 @@ struct socket_setup {
     bool iomap = false;
     /// -k: keep-alive idle seconds; 0 leaves keep-alive off.
     std::size_t keepalive_seconds = 0;
+    /// -b on a client: the local address it binds (any port) before
+    /// connect, as rstream's client does.
+    std::optional<boost::asio::ip::address> client_bind;
 };
 
 /// Opens a stream on `executor`, sets `setup`'s options and connects to the

@@ -123,6 +123,10 @@ boost::asio::awaitable<void> runner::run_client() {
     // riostream prints the header before it looks the server up.
     report_.write_header();
     const auto server = co_await resolve(*opts_.server_address, false);
+    if (opts_.bind_address) {
+        const auto local = co_await resolve(*opts_.bind_address, true);
+        client_bind_ = local.front().address();
+    }
     for (const auto& connection : plan_)
         co_await run_client_series(connection, server);
 }
@@ -250,7 +254,7 @@ std::shared_ptr<stream_group> runner::make_group(bool reports) {
 
 socket_setup runner::setup_for(const connection_plan& plan) const {
     return {settings_.transport, opts_.buffer_size, plan.inline_size,
-            settings_.data_path == data_path_kind::iomap, opts_.keepalive_seconds};
+            settings_.data_path == data_path_kind::iomap, opts_.keepalive_seconds, client_bind_};
 }
 
 data_pattern& runner::pattern_for(std::vector<data_pattern>& patterns, std::size_t stream) {

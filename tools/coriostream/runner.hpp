@@ -95,6 +95,8 @@ private:
     run_settings settings_;
     report_writer& report_;
     std::vector<connection_plan> plan_;
+    /// -b in client mode: the address each connection binds (run_client).
+    std::optional<boost::asio::ip::address> client_bind_;
     session_settings session_settings_;
     std::vector<data_pattern> client_patterns_;
     std::vector<data_pattern> server_patterns_;

@@ -66,8 +66,9 @@ std::shared_ptr<framed_tcp_socket> state_of(int fd, error_code& ec) {
     return state;
 }
 
-// Flags that would change what a call means (MSG_PEEK, MSG_OOB, ...) have no
-// framed equivalent; MSG_DONTWAIT and MSG_NOSIGNAL are what corio does anyway.
+// Flags that would change what a call means (MSG_OOB, ...) have no framed
+// equivalent, nor has MSG_PEEK outside recvmsg; MSG_DONTWAIT and MSG_NOSIGNAL
+// are what corio does anyway.
 bool plain_flags(int flags) noexcept { return (flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) == 0; }
 
 int open(int domain, int type, int protocol, error_code& ec) {
@@ -153,6 +154,32 @@ std::size_t writev(int s, const iovec* iov, int iovcnt, error_code& ec) {
     return ec ? 0 : state->send(s, iov, iovcnt, ec);
 }
 
+// MSG_PEEK looks into the current data frame (framed_tcp_socket::receive).
+// MSG_OOB would put a byte outside the frames, and the other MSG_* flags
+// mean nothing to a framed stream, so they are refused.
+std::size_t recvmsg(int s, const iovec* iov, int iovcnt, int flags, error_code& ec) {
+    auto state = state_of(s, ec);
+    if (ec)
+        return 0;
+    const bool peek = (flags & MSG_PEEK) != 0;
+    if (!plain_flags(flags & ~MSG_PEEK)) {
+        ec = boost::asio::error::operation_not_supported;
+        return 0;
+    }
+    return state->receive(s, iov, iovcnt, ec, peek);
+}
+
+std::size_t sendmsg(int s, const iovec* iov, int iovcnt, int flags, error_code& ec) {
+    auto state = state_of(s, ec);
+    if (ec)
+        return 0;
+    if (!plain_flags(flags)) {
+        ec = boost::asio::error::operation_not_supported;
+        return 0;
+    }
+    return state->send(s, iov, iovcnt, ec);
+}
+
 std::size_t poll(pollfd* fds, nfds_t nfds, poll_timeout timeout, error_code& ec) {
     return posix_socket_ops.poll(fds, nfds, timeout, ec);
 }
@@ -230,6 +257,8 @@ const socket_ops framed_tcp_ops = {
     .send = send,
     .readv = readv,
     .writev = writev,
+    .recvmsg = recvmsg,
+    .sendmsg = sendmsg,
     .poll = poll,
     .setsockopt = setsockopt,
     .getsockopt = getsockopt,

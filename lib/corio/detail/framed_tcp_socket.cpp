@@ -247,7 +247,8 @@ std::size_t framed_tcp_socket::iowrite(int fd, const void* buf, std::size_t coun
                        std::min<std::size_t>(count, frame::max_payload), at, ec);
 }
 
-std::size_t framed_tcp_socket::receive(int fd, const iovec* iov, int iovcnt, error_code& ec) {
+std::size_t framed_tcp_socket::receive(int fd, const iovec* iov, int iovcnt, error_code& ec,
+                                      bool peek) {
     std::lock_guard lock(mutex_);
     ec.clear();
     if (failure_) {
@@ -287,6 +288,24 @@ std::size_t framed_tcp_socket::receive(int fd, const iovec* iov, int iovcnt, err
                         break;
                     payload_part = slice(iov, iovcnt, delivered, std::min(left, wanted - delivered),
                                          parts.data(), count);
+                    if (peek) {
+                        // The kernel keeps the bytes; the parser stays in
+                        // this frame, so the next receive returns them again.
+                        error_code read_ec;
+                        n = posix_socket_ops.recvmsg(fd, parts.data(), count, MSG_PEEK, read_ec);
+                        if (!read_ec)
+                            return n;
+                        if (read_ec == boost::asio::error::eof)
+                            read_ec = parser_.end_of_stream();
+                        if (read_ec != boost::asio::error::eof &&
+                            read_ec != boost::asio::error::would_block &&
+                            read_ec != boost::asio::error::try_again) {
+                            failure_ = read_ec;
+                            fail_connection(fd);
+                        }
+                        ec = read_ec;
+                        return 0;
+                    }
                 } else {
                     parts[count++] = {parser_.mapping_destination(), left};
                     payload_part = left;

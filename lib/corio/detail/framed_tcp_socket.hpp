@@ -54,7 +54,11 @@ public:
     void start();
     bool started() const;
 
-    std::size_t receive(int fd, const iovec* iov, int iovcnt, boost::system::error_code& ec);
+    /// With `peek`, returns the stream bytes of the current data frame
+    /// without consuming them (MSG_PEEK); the hello, headers and iowrite
+    /// frames before them are consumed as usual, their bytes landing.
+    std::size_t receive(int fd, const iovec* iov, int iovcnt, boost::system::error_code& ec,
+                        bool peek = false);
     std::size_t send(int fd, const iovec* iov, int iovcnt, boost::system::error_code& ec);
     std::size_t iowrite(int fd, const void* buf, std::size_t count, off_t offset,
                         const remote_mapping& target, boost::system::error_code& ec);

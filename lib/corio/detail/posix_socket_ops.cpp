@@ -72,6 +72,20 @@ std::size_t writev(int s, const iovec* iov, int iovcnt, error_code& ec) {
     return count_of(::sendmsg(s, &message, MSG_NOSIGNAL), ec);
 }
 
+std::size_t recvmsg(int s, const iovec* iov, int iovcnt, int flags, error_code& ec) {
+    msghdr message{};
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(iovcnt);
+    return received_count(::recvmsg(s, &message, flags), wants_bytes(iov, iovcnt), ec);
+}
+
+std::size_t sendmsg(int s, const iovec* iov, int iovcnt, int flags, error_code& ec) {
+    msghdr message{};
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(iovcnt);
+    return count_of(::sendmsg(s, &message, flags | MSG_NOSIGNAL), ec);
+}
+
 std::size_t poll(pollfd* fds, nfds_t nfds, poll_timeout timeout, error_code& ec) {
     return count_of(::poll(fds, nfds, static_cast<int>(timeout)), ec);
 }
@@ -162,6 +176,8 @@ const socket_ops posix_socket_ops = {
     .send = send,
     .readv = readv,
     .writev = writev,
+    .recvmsg = recvmsg,
+    .sendmsg = sendmsg,
     .poll = poll,
     .setsockopt = setsockopt,
     .getsockopt = getsockopt,

@@ -648,6 +648,40 @@ std::size_t writev(int s, const iovec* iov, int iovcnt, error_code& ec) {
     return count_of(::rwritev(s, iov, iovcnt), ec);
 }
 
+// rsocket(7) names MSG_DONTWAIT and MSG_PEEK; v44's rrecv acts on them (and
+// MSG_WAITALL) and its rsendv on MSG_DONTWAIT only. Anything else, MSG_OOB
+// among them, both calls ignore in silence, so it is refused here.
+constexpr int rsocket_receive_flags = MSG_DONTWAIT | MSG_PEEK;
+constexpr int rsocket_send_flags = MSG_DONTWAIT;
+
+std::size_t recvmsg(int s, const iovec* iov, int iovcnt, int flags, error_code& ec) {
+    if ((flags & ~rsocket_receive_flags) != 0) {
+        ec = boost::asio::error::operation_not_supported;
+        return 0;
+    }
+    if (!is_rsocket(s, ec))
+        return 0;
+    msghdr message{};
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(iovcnt);
+    // v44's rrecvmsg passes msg_flags, not its flags argument, to rrecvv.
+    message.msg_flags = flags;
+    return received_count(::rrecvmsg(s, &message, flags), wants_bytes(iov, iovcnt), ec);
+}
+
+std::size_t sendmsg(int s, const iovec* iov, int iovcnt, int flags, error_code& ec) {
+    if ((flags & ~rsocket_send_flags) != 0) {
+        ec = boost::asio::error::operation_not_supported;
+        return 0;
+    }
+    if (!is_rsocket(s, ec))
+        return 0;
+    msghdr message{};
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(iovcnt);
+    return count_of(::rsendmsg(s, &message, flags), ec);
+}
+
 std::size_t poll(pollfd* fds, nfds_t nfds, poll_timeout timeout, error_code& ec) {
     // v44 to v62 leak an internal counter when a finite timeout expires, and
     // blocking rpolls spin from then on: poll_timeout lets only 0 and -1 here.
@@ -822,6 +856,8 @@ const socket_ops rsocket_ops = {
     .send = send,
     .readv = readv,
     .writev = writev,
+    .recvmsg = recvmsg,
+    .sendmsg = sendmsg,
     .poll = poll,
     .setsockopt = setsockopt,
     .getsockopt = getsockopt,

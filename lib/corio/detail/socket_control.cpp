@@ -166,7 +166,8 @@ std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind k
 }
 
 std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
-                              const iovec* iov, int count, std::size_t total, error_code& ec) {
+                              const iovec* iov, int count, std::size_t total, error_code& ec,
+                              int flags) {
     if (total == 0) {
         ec.clear();
         return 0;
@@ -174,9 +175,8 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
     return blocking_call(
         service, impl, kind,
         [&](error_code& call_ec) {
-            const socket_ops& ops = *impl.socket_.ops();
-            return kind == wait_kind::read ? ops.readv(impl.socket_.get(), iov, count, call_ec)
-                                           : ops.writev(impl.socket_.get(), iov, count, call_ec);
+            return transfer_once(*impl.socket_.ops(), impl.socket_.get(), kind, iov, count, flags,
+                                 call_ec);
         },
         ec);
 }

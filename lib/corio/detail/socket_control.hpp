@@ -9,6 +9,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <corio/detail/rpoll_operation.hpp>
+#include <corio/detail/socket_ops.hpp>
 #include <corio/transport.hpp>
 
 namespace corio {
@@ -61,12 +62,22 @@ std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind k
                           const std::function<std::size_t(boost::system::error_code&)>& call,
                           boost::system::error_code& ec);
 
-/// A blocking read_some or write_some: the nonblocking call, then rpoll on
-/// this socket (and the wake eventfd close() signals) until it can go on.
-/// A close() from another thread ends it with operation_aborted.
+/// One nonblocking readv or writev (`flags` 0), or recvmsg or sendmsg with
+/// `flags`: the hot path keeps the flagless calls.
+inline std::size_t transfer_once(const socket_ops& ops, int s, wait_kind kind, const iovec* iov,
+                                 int count, int flags, boost::system::error_code& ec) {
+    if (kind == wait_kind::read)
+        return flags == 0 ? ops.readv(s, iov, count, ec) : ops.recvmsg(s, iov, count, flags, ec);
+    return flags == 0 ? ops.writev(s, iov, count, ec) : ops.sendmsg(s, iov, count, flags, ec);
+}
+
+/// A blocking read_some or write_some (receive or send with `flags`): the
+/// nonblocking call, then rpoll on this socket (and the wake eventfd close()
+/// signals) until it can go on. A close() from another thread ends it with
+/// operation_aborted.
 std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
                               const iovec* iov, int count, std::size_t total,
-                              boost::system::error_code& ec);
+                              boost::system::error_code& ec, int flags = 0);
 
 /// Refuses an option the socket can no longer take: RDMA options after
 /// connect or listen (rsockets apply them when the connection is set up).

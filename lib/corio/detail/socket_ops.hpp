@@ -49,6 +49,13 @@ struct socket_ops {
                         boost::system::error_code& ec);
     std::size_t (*readv)(int s, const iovec* iov, int iovcnt, boost::system::error_code& ec);
     std::size_t (*writev)(int s, const iovec* iov, int iovcnt, boost::system::error_code& ec);
+    // readv and writev with MSG_* flags (Asio's socket_base::message_flags):
+    // a flag the transport cannot carry is refused with operation_not_supported
+    // before anything moves, never dropped.
+    std::size_t (*recvmsg)(int s, const iovec* iov, int iovcnt, int flags,
+                           boost::system::error_code& ec);
+    std::size_t (*sendmsg)(int s, const iovec* iov, int iovcnt, int flags,
+                           boost::system::error_code& ec);
 
     std::size_t (*poll)(pollfd* fds, nfds_t nfds, poll_timeout timeout,
                         boost::system::error_code& ec);

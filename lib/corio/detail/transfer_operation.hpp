@@ -6,11 +6,13 @@
 
 #include <corio/detail/buffer_iovecs.hpp>
 #include <corio/detail/handler_operation.hpp>
+#include <corio/detail/socket_control.hpp>
 
 namespace corio::detail {
 
 /// async_read_some (Kind read: one nonblocking readv) and async_write_some
-/// (Kind write: one nonblocking writev).
+/// (Kind write: one nonblocking writev); with MSG_* `flags`, async_receive
+/// and async_send (recvmsg and sendmsg).
 template <wait_kind Kind, class BufferSequence, class Handler, class IoExecutor>
 class transfer_operation final
     : public handler_operation<transfer_operation<Kind, BufferSequence, Handler, IoExecutor>,
@@ -18,10 +20,10 @@ class transfer_operation final
 public:
     transfer_operation(rpoll_service& service, std::shared_ptr<socket_impl> impl,
                        const BufferSequence& buffers, Handler handler,
-                       const IoExecutor& io_executor)
+                       const IoExecutor& io_executor, int flags = 0)
         : transfer_operation::handler_operation(Kind, service, std::move(impl),
                                                 std::move(handler), io_executor),
-          buffers_(buffers) {}
+          buffers_(buffers), flags_(flags) {}
 
     bool perform(socket_impl& impl) override {
         if (auto* stall = impl.stall_.load(std::memory_order_acquire)) [[unlikely]]
@@ -40,16 +42,14 @@ private:
             this->bytes_ = 0;
             return true;
         }
-        const socket_ops& ops = *impl.socket_.ops();
-        if constexpr (Kind == wait_kind::read)
-            this->bytes_ = ops.readv(impl.socket_.get(), iov.data(), iov.count(), this->ec_);
-        else
-            this->bytes_ = ops.writev(impl.socket_.get(), iov.data(), iov.count(), this->ec_);
+        this->bytes_ = transfer_once(*impl.socket_.ops(), impl.socket_.get(), Kind, iov.data(),
+                                     iov.count(), flags_, this->ec_);
         return this->ec_ != boost::asio::error::would_block &&
                this->ec_ != boost::asio::error::try_again;
     }
 
     BufferSequence buffers_;
+    int flags_;
 };
 
 } // namespace corio::detail
