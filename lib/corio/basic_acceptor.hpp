@@ -264,7 +264,7 @@ public:
 
     /// Admits only peers for which `filter` returns true; an empty filter
     /// admits everyone (the default). The filter sees the peer's address as
-    /// the listener does (an IPv4 peer of an IPv6 listener as ::ffff:a.b.c.d).
+    /// the listener does (an IPv4 peer of an IPv6 listener as \::ffff:a.b.c.d).
     /// It runs on the accept's handler executor; one that throws refuses the
     /// peer. Set it
     /// while no accept is pending.

@@ -120,8 +120,12 @@ public:
     }
     /// As the overload above, but reports a failure in `ec` instead of throwing.
     void close(boost::system::error_code& ec) {
-        ec = service_->close(*live());
-        impl_->open_slot_.reset(); // an acceptor's limit counts open streams only
+        detail::socket_impl* impl = live();
+        // An acceptor's limit counts open streams only. Given back before the
+        // close: once that has ended the pending operations, their handlers
+        // may destroy this object on another thread (TSan saw the race).
+        impl->open_slot_.reset();
+        ec = service_->close(*impl);
     }
 
     /// Ends pending operations with operation_aborted; the socket stays open.

@@ -18,7 +18,7 @@ namespace corio {
 /// whose address lies in one of the networks.
 ///
 /// An IPv4 peer that reaches an IPv6 listener appears as an IPv4-mapped
-/// address (::ffff:a.b.c.d); it matches the IPv4 networks as a.b.c.d, so a
+/// address (\::ffff:a.b.c.d); it matches the IPv4 networks as a.b.c.d, so a
 /// list need not spell each network twice. Host bits below the prefix are
 /// ignored ("192.168.1.7/24" is 192.168.1.0/24), as `ip route` reads them.
 ///

@@ -30,6 +30,8 @@ class pinned_memory_budget final : public boost::asio::execution_context::servic
 public:
     /// Asio's use_service<> needs a static id with Boost 1.81.
     static boost::asio::execution_context::id id;
+    /// The limit that never runs out: the default, and what set_limit takes
+    /// to lift a limit.
     static constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
 
     /// The budget of `context`, unlimited (Asio's use_service makes it).
