@@ -112,7 +112,16 @@ connection connect_pair(int iomap_entries) {
     c.client = open_nonblocking();
     if (iomap_entries > 0)
         set_iomap_size(c.client.get(), iomap_entries);
-    const auto started = ops.connect(c.client.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    // The seam's connect comes back with try_again while librdmacm's
+    // connection service is still being primed (the process's first
+    // rsockets): the caller makes it again, as connect_operation does.
+    boost::system::error_code started;
+    for (int tries = 0; tries < 3000; ++tries) {
+        started = ops.connect(c.client.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+        if (started != boost::asio::error::try_again)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     BOOST_TEST_REQUIRE((!started || started == boost::asio::error::in_progress), started.message());
 
     bool connected = !started;
