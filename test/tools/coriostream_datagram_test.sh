@@ -70,9 +70,85 @@ status=$?
 status=$?
 [[ $status == 1 ]] || fail "-T e without --datagram gave $status"
 
-# 3. udpong, both directions; coriostream's client runs udpong's default series.
+# 3. The progress line: a row that runs longer than 2 s shows one on stderr
+# when stderr is a terminal (script(1) gives it one), erased before the row
+# is printed; nothing when it is not. The peer speaks udpong's protocol and
+# answers each of 6 round trips after 0.6 s, and each repeat of one (the
+# client sends again every 1 ms) not at all, so the row takes about 3.6 s.
+slow_peer() { # PORT: in the background, ready when it binds
+  python3 -c '
+import socket, struct, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(30)
+print("bound", flush=True)
+echoes = 0
+answered = None
+while True:
+    try:
+        data, peer = s.recvfrom(4096)
+    except socket.timeout:
+        sys.exit("slow peer: nothing from coriostream for 30 s")
+    op, seqno = data[0], data[2]
+    if op == 3:  # echo: the first of each sequence number, late
+        if seqno == answered:
+            continue
+        time.sleep(0.6)
+        answered = seqno
+        echoes += 1
+    elif op == 4:  # end: the count, as udpong server does
+        data = data[:4] + struct.pack(">I", echoes) + data[8:]
+        s.sendto(data, peer)
+        if echoes == 6:
+            sys.exit(0)
+        continue
+    s.sendto(data, peer)
+' "$1" >"$scratch/peer.out" 2>"$scratch/peer.err" &
+  server_pid=$!
+  for _ in $(seq 100); do
+    [[ -s $scratch/peer.out ]] && return 0
+    sleep 0.1
+  done
+  fail "progress: the slow peer was not bound within 10 s: $(cat "$scratch/peer.err")"
+  return 1
+}
+slow_run=(--datagram --transport tcp -s 127.0.0.1 -C 6 -S 64 -T e)
+no_terminal=
+if ! command -v script >/dev/null; then
+  no_terminal="script(1) not found (util-linux)"
+elif ! timeout 10 script -q -e -c 'test -t 2' /dev/null </dev/null >/dev/null 2>"$scratch/script.err"; then
+  no_terminal="script(1) cannot give a command a terminal here ($(cat "$scratch/script.err"); is /dev/pts mounted?)"
+fi
+port=$((port + 1))
+if [[ -n $no_terminal ]]; then
+  echo "progress (terminal): not run: $no_terminal"
+elif slow_peer "$port"; then
+  timeout 30 script -q -e -c "$(printf '%q ' "$coriostream" "${slow_run[@]}" -p "$port") >$scratch/progress.out" \
+    "$scratch/tty" </dev/null >/dev/null 2>"$scratch/script.err"
+  status=$?
+  [[ $status == 0 ]] || fail "progress (terminal): exited $status: $(cat "$scratch/script.err")"
+  tty=$(tr -d '\r' <"$scratch/tty")
+  grep -Eq 'coriostream: custom +[0-9]+%' <<<"$tty" ||
+    fail "progress (terminal): no progress line on stderr: $(cat -v <<<"$tty")"
+  grep -q $'\e\[K' <<<"$tty" || fail "progress (terminal): the line is never erased: $(cat -v <<<"$tty")"
+  check_table "$scratch/progress.out" custom
+  stop_server
+fi
+port=$((port + 1))
+if slow_peer "$port"; then
+  timeout 30 "$coriostream" "${slow_run[@]}" -p "$port" >"$scratch/progress.out" 2>"$scratch/progress.err"
+  status=$?
+  [[ $status == 0 ]] || fail "progress (no terminal): exited $status: $(cat "$scratch/progress.err")"
+  ! grep -q '%' "$scratch/progress.err" ||
+    fail "progress (no terminal): a progress line on a stderr that is no terminal: $(cat -v "$scratch/progress.err")"
+  check_table "$scratch/progress.out" custom
+  stop_server
+fi
+
+# 4. udpong, both directions; coriostream's client runs udpong's default series.
 if ! command -v udpong >/dev/null; then
   echo "SKIP: udpong (rdmacm-utils) not installed: the interop half did not run"
+  [[ -z $no_terminal ]] || echo "SKIP: and the progress line needs a terminal: $no_terminal"
   [[ $failures == 0 ]] || exit 1
   exit 77
 fi
@@ -111,5 +187,9 @@ stop_server
 if [[ $failures != 0 ]]; then
   for f in "$scratch"/*.out; do echo "--- $f"; cat "$f"; done
   exit 1
+fi
+if [[ -n $no_terminal ]]; then
+  echo "SKIP: the rest passed, but the progress line needs a terminal: $no_terminal"
+  exit 77
 fi
 echo "PASS"

@@ -7,10 +7,13 @@
 #include <iostream>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 
@@ -18,6 +21,7 @@
 #include <corio/socket_base.hpp>
 #include <corio/transport.hpp>
 
+#include "progress_meter.hpp"
 #include "report.hpp"
 #include "run_error.hpp"
 
@@ -156,11 +160,40 @@ private:
     corio::datagram_socket socket_;
 };
 
+// The progress line's timer, on a thread of its own: the client's waits run
+// its socket's io_context one operation at a time (run_one, run_for), where
+// a timer's handler would end a wait meant for a datagram.
+class progress_thread {
+public:
+    explicit progress_thread(bool enabled)
+        : meter_(io_.get_executor(), enabled), work_(io_.get_executor()) {
+        if (!enabled)
+            return;
+        meter_.start();
+        thread_ = std::thread([this] { io_.run(); });
+    }
+    ~progress_thread() {
+        meter_.stop();
+        work_.reset();
+        if (thread_.joinable())
+            thread_.join();
+    }
+    progress_thread(const progress_thread&) = delete;
+    progress_thread& operator=(const progress_thread&) = delete;
+
+    progress_meter& meter() { return meter_; }
+
+private:
+    boost::asio::io_context io_;
+    progress_meter meter_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+    std::thread thread_;
+};
+
 class datagram_client {
 public:
-    datagram_client(const options& opts, datagram_peer& peer) : peer_(peer) {
-        (void)opts;
-    }
+    datagram_client(datagram_peer& peer, progress_meter& progress)
+        : peer_(peer), progress_(progress) {}
 
     // udpong's client_send_recv: send, then wait for the answer with this
     // sequence number, sending again whenever `timeout` passes without it.
@@ -198,6 +231,7 @@ public:
         msg_.set_op(op_start);
         send_recv(datagram_control_size, milliseconds(1000));
         msg_.set_op(test.echo ? op_echo : op_data);
+        progress_.begin_row(test.name, test.count);
         const auto start = std::chrono::steady_clock::now();
         for (std::size_t i = 0; i < test.count; ++i) {
             if (test.echo) {
@@ -206,9 +240,11 @@ public:
             } else {
                 peer_.send(msg_, test.size, nullptr);
             }
+            progress_.add(1);
         }
         msg_.set_op(op_end);
         send_recv(datagram_control_size, milliseconds(1));
+        progress_.end_row();
         result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::steady_clock::now() - start);
         const std::uint64_t counted = msg_.data();
@@ -223,6 +259,7 @@ private:
     static constexpr std::uint64_t give_up_after = 30000;
 
     datagram_peer& peer_;
+    progress_meter& progress_;
     message msg_;
     std::uint8_t seqno_ = 0;
 };
@@ -239,16 +276,23 @@ void run_client(const options& opts, std::ostream& out) {
     peer.socket().connect(server, ec);
     if (ec)
         throw run_error("rconnect: " + ec.message());
-    datagram_client client(opts, peer);
+    // As for streams: a line on stderr for a row that runs longer than 2 s,
+    // only when stderr is a terminal.
+    progress_thread progress(isatty(STDERR_FILENO) == 1);
+    datagram_client client(peer, progress.meter());
     client.login();
     for (const auto& test : make_datagram_plan(opts)) {
         const auto result = client.run(test);
         writer.write(result);
         // udpong's table has no column for it; json and csv have "lost".
-        if (opts.format == output_format::table && result.lost > 0)
+        // With echo, "lost" counts sends made again, which may be more than
+        // the round trips.
+        if (opts.format == output_format::table && result.lost > 0 && result.echo)
+            std::cerr << "coriostream: " << result.name << ": " << result.lost
+                      << " datagrams sent again over " << result.count << " round trips\n";
+        else if (opts.format == output_format::table && result.lost > 0)
             std::cerr << "coriostream: " << result.name << ": " << result.lost << " of "
-                      << result.count << (result.echo ? " round trips sent again\n"
-                                                      : " datagrams lost\n");
+                      << result.count << " datagrams lost\n";
     }
 }
 
