@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 
 #include <corio/detail/channel_wire.hpp>
+#include <corio/stall_timeout.hpp>
 #include <corio/zero_copy_channel.hpp>
 
 #include "coroutine_test.hpp"
@@ -23,6 +24,9 @@
 // (detail/zero_copy_deadline): the other side gives up with timed_out within
 // its deadline, instead of holding its stream and region forever. The
 // stalling peer is a plain stream that says nothing, or a part of a hello.
+// Past the handshake the channel's steps are reads and writes on its
+// stream, which corio::stall_timeout bounds: the last case stalls in the
+// middle of a notify.
 
 CORIO_TEST_TRANSPORT_FIXTURE();
 
@@ -96,4 +100,29 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_handshake_in_time_is_untouched_by_its_
     asio::steady_timer timer(co_await asio::this_coro::executor, deadline * 2);
     co_await timer.async_wait(asio::use_awaitable);
     BOOST_TEST(sender.slot_count() == 2u);
+}
+
+CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_stall_timeout_ends_a_receive_of_half_a_notify, 30s) {
+    auto [peer, server] = co_await corio::test::make_mappable_stream_pair(1);
+    // The peer plays the sender's part of the handshake by hand...
+    const auto hello = wire::encode({wire::role::sender, 0, 0, 0});
+    co_await asio::async_write(peer, asio::buffer(hello), asio::use_awaitable);
+    corio::zero_copy_receiver receiver(std::move(server), {4, 4096});
+    co_await receiver.async_handshake(asio::use_awaitable);
+    wire::hello_bytes got{};
+    co_await asio::async_read(peer, asio::buffer(got), asio::use_awaitable);
+    wire::hello h;
+    BOOST_TEST(!wire::decode(got, wire::role::receiver, h));
+    // ...then sends half of a valid notify and stalls.
+    const auto notify = wire::encode_notify(0, 16, 0);
+    co_await asio::async_write(peer, asio::buffer(notify.data(), notify.size() / 2),
+                               asio::use_awaitable);
+    receiver.next_layer().set_option(corio::stall_timeout(deadline));
+    const auto start = clock_type::now();
+    auto [ec, message] = co_await receiver.async_receive(asio::as_tuple(asio::use_awaitable));
+    const auto took = clock_type::now() - start;
+    BOOST_TEST((ec == asio::error::timed_out), ec.message());
+    BOOST_TEST((took >= deadline - 50ms));
+    BOOST_TEST((took < late), std::chrono::duration<double>(took).count() << " s");
+    BOOST_TEST(peer.is_open());
 }
