@@ -6,15 +6,20 @@
 #include <vector>
 
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <corio/acceptor.hpp>
+#include <corio/detail/tcp_frame.hpp>
+#include <corio/socket_base.hpp>
 #include <corio/stall_timeout.hpp>
 #include <corio/stream.hpp>
 
 #include "coroutine_test.hpp"
+#include "skip_if.hpp"
 #include "transport_under_test.hpp"
 
 CORIO_TEST_TRANSPORT_FIXTURE();
@@ -210,4 +215,35 @@ CORIO_COROUTINE_TEST_CASE(the_clock_starts_when_the_stream_begins_to_wait) {
     BOOST_TEST_REQUIRE(co_await all_done(2s, second));
     BOOST_TEST(!second.ec, second.ec.message());
     BOOST_TEST(second.bytes == 1u);
+}
+
+CORIO_COROUTINE_TEST_CASE(a_peer_that_stops_inside_a_tcp_frame_times_out,
+                          *corio::test::skip_if(corio::test::tcp_only)) {
+    // The TCP emulation's frames (doc/tcp-transport.md) are a protocol of
+    // corio's own: a plain kernel peer sends a valid hello and half a frame
+    // header, then nothing. The framed stream's read holds the half header
+    // and waits; the stall timeout ends it.
+    auto executor = co_await asio::this_coro::executor;
+    corio::acceptor acceptor(executor);
+    acceptor.open(corio::transport::tcp, asio::ip::tcp::v4());
+    acceptor.set_option(corio::socket_base::iomap_size(1));
+    acceptor.bind(corio::test::any_port_endpoint());
+    acceptor.listen();
+    asio::ip::tcp::socket peer(executor);
+    co_await peer.async_connect(acceptor.local_endpoint(), asio::use_awaitable);
+    corio::stream server = co_await acceptor.async_accept(asio::use_awaitable);
+    namespace frame = corio::detail::tcp_frame;
+    const auto hello = frame::encode_hello(1);
+    const auto header = frame::encode_header(frame::frame_type::data, 8, 0);
+    co_await asio::async_write(peer, asio::buffer(hello), asio::use_awaitable);
+    co_await asio::async_write(peer, asio::buffer(header.data(), header.size() / 2),
+                               asio::use_awaitable);
+    server.set_option(corio::stall_timeout(300ms));
+    std::vector<char> in(16);
+    outcome read;
+    const auto start = clock_type::now();
+    server.async_read_some(asio::buffer(in), read.handler());
+    BOOST_TEST_REQUIRE(co_await all_done(5s, read));
+    BOOST_TEST((read.ec == asio::error::timed_out), read.ec.message());
+    BOOST_TEST((read.at - start >= 280ms));
 }
