@@ -134,7 +134,7 @@ void rpoll_service::cancel_operation(rpoll_operation* op) {
 }
 
 void rpoll_service::abort_queued(socket_impl& impl, std::vector<rpoll_operation*>& aborted) {
-    for (auto* queue : {&impl.reads_, &impl.writes_}) {
+    for (auto* queue : impl.queues()) {
         for (auto* op : queue->ops) {
             op->ec_ = boost::asio::error::operation_aborted;
             op->state_.store(op_state::aborted, std::memory_order_release);
