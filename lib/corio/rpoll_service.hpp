@@ -92,6 +92,9 @@ public:
     /// for one wait in adaptive_spin::probe_interval), so idle connections
     /// cost nothing.
     void set_spin_budget(std::chrono::nanoseconds budget) noexcept { spin_.set_budget(budget); }
+    /// The budget a service starts with: rsockets' own polling_time, 10 us.
+    static constexpr std::chrono::nanoseconds default_spin_budget =
+        detail::adaptive_spin::default_budget;
     /// The budget set_spin_budget set.
     std::chrono::nanoseconds spin_budget() const noexcept { return spin_.budget(); }
     /// The adaptive spin, for operations about to wait.

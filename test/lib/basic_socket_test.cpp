@@ -329,7 +329,7 @@ CORIO_COROUTINE_TEST_CASE(acceptor_wait_read_completes_once_a_client_connects) {
 
 CORIO_COROUTINE_TEST_CASE(try_first_ping_pong_with_and_without_the_adaptive_spin) {
     auto& service = corio::rpoll_service_of(co_await asio::this_coro::executor);
-    BOOST_TEST((service.spin_budget() == corio::detail::adaptive_spin::default_budget));
+    BOOST_TEST((service.spin_budget() == corio::rpoll_service::default_spin_budget));
     for (auto budget : {std::chrono::nanoseconds(0), std::chrono::nanoseconds(50us)}) {
         service.set_spin_budget(budget);
         BOOST_TEST((service.spin_budget() == budget));
@@ -349,5 +349,5 @@ CORIO_COROUTINE_TEST_CASE(try_first_ping_pong_with_and_without_the_adaptive_spin
             co_await asio::async_read(client, asio::buffer(ball), asio::use_awaitable);
         }
     }
-    service.set_spin_budget(corio::detail::adaptive_spin::default_budget);
+    service.set_spin_budget(corio::rpoll_service::default_spin_budget);
 }
