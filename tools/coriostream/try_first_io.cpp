@@ -1,6 +1,7 @@
 #include "try_first_io.hpp"
 
 #include <cstddef>
+#include <tuple>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/error.hpp>
