@@ -44,8 +44,8 @@ public:
 
     /// Polls `impl`'s rsocket for `kind` until it is ready or the budget is
     /// spent; true when it became ready. Call with impl.io_mutex_ held on an
-    /// open rsocket (close() then waits for the spin to end, as it waits for
-    /// any call into the socket). False at once for a kernel socket, when
+    /// open socket: close() then waits for the spin to end, as it waits for
+    /// any call into the socket. False at once for a kernel socket, when
     /// spinning is off, or when the socket counts as idle.
     bool wait_ready(socket_impl& impl, wait_kind kind) const;
 
