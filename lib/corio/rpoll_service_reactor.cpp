@@ -45,15 +45,13 @@ void rpoll_service::update_reactor_waits(socket_impl& impl) {
             return;
         }
     }
-    bool cancel = false;
-    for (auto kind : {wait_kind::read, wait_kind::write, wait_kind::error})
-        cancel = update_reactor_wait(impl, kind) || cancel;
-    if (cancel)
+    const bool cancel_read = update_reactor_wait(impl, wait_kind::read);
+    if (update_reactor_wait(impl, wait_kind::write) || cancel_read)
         cancel_reactor_waits(impl);
 }
 
 void rpoll_service::cancel_reactor_waits(socket_impl& impl) {
-    // Ends every kind's waits; the other kinds' handler starts its wait again
+    // Ends both kinds' waits; the other kind's handler starts its wait again
     // if it is still wanted.
     boost::system::error_code ignored;
     impl.reactor_->cancel(ignored);
@@ -66,9 +64,8 @@ bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
         if (!waiting) {
             waiting = true;
             impl.reactor_->async_wait(
-                kind == wait_kind::read    ? boost::asio::posix::descriptor_base::wait_read
-                : kind == wait_kind::write ? boost::asio::posix::descriptor_base::wait_write
-                                           : boost::asio::posix::descriptor_base::wait_error,
+                kind == wait_kind::read ? boost::asio::posix::descriptor_base::wait_read
+                                        : boost::asio::posix::descriptor_base::wait_write,
                 [this, self = impl.shared_from_this(), kind](const boost::system::error_code& ec) {
                     on_reactor_wait(*self, kind, ec);
                 });

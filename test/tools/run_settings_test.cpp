@@ -1,13 +1,10 @@
 #define BOOST_TEST_MODULE run_settings
 #include <boost/test/unit_test.hpp>
 
-#include <chrono>
 #include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <corio/rpoll_service.hpp>
 
 #include <coriostream/options.hpp>
 #include <coriostream/run_error.hpp>
@@ -85,37 +82,13 @@ BOOST_AUTO_TEST_CASE(rsocket_by_request_stays_rsocket_without_a_device) {
     BOOST_TEST(result.notices.empty());
 }
 
-BOOST_AUTO_TEST_CASE(test_options_n_b_a_choose_the_waiting_and_poll_mode_wins) {
-    using corio::poll_mode;
-    const auto polling = [](std::initializer_list<const char*> args) {
-        return settle(args, true).settings.polling;
-    };
-    const auto budget = [](std::initializer_list<const char*> args) {
-        return settle(args, true).settings.spin_budget;
-    };
-    constexpr std::chrono::nanoseconds none{0};
-    // riostream's default is -T n: spinning.
-    BOOST_TEST((polling({}) == poll_mode::busy));
-    BOOST_TEST((budget({}) == none));
-    BOOST_TEST((polling({"-T", "n"}) == poll_mode::busy));
-    // -T b blocks: the poller thread, no spin first.
-    BOOST_TEST((polling({"-T", "b"}) == poll_mode::thread));
-    BOOST_TEST((budget({"-T", "b"}) == none));
-    BOOST_TEST((polling({"-T", "n", "-T", "b"}) == poll_mode::thread));
-    BOOST_TEST((polling({"-T", "b", "-T", "n"}) == poll_mode::busy));
-    // -T a waits through polling: a spin, then the poller thread; it is
-    // independent of b and n, as in riostream.
-    BOOST_TEST((polling({"-T", "a"}) == poll_mode::thread));
-    BOOST_TEST((budget({"-T", "a"}) == corio::rpoll_service::default_spin_budget));
-    BOOST_TEST((polling({"-T", "a", "-T", "n"}) == poll_mode::thread));
-    BOOST_TEST((budget({"-T", "n", "-T", "a"}) == corio::rpoll_service::default_spin_budget));
-    // The long form wins, in either order.
-    BOOST_TEST((polling({"-T", "b", "--poll-mode", "busy"}) == poll_mode::busy));
-    BOOST_TEST((polling({"--poll-mode", "thread", "-T", "n"}) == poll_mode::thread));
-    BOOST_TEST((budget({"--poll-mode", "thread", "-T", "a"}) == none));
-    BOOST_TEST((polling({"--poll-mode", "adaptive", "-T", "b"}) == poll_mode::thread));
-    BOOST_TEST((budget({"--poll-mode", "adaptive", "-T", "b"}) ==
-                corio::rpoll_service::default_spin_budget));
+BOOST_AUTO_TEST_CASE(poll_mode_follows_the_long_option_only) {
+    BOOST_TEST((settle({}, true).settings.polling == corio::poll_mode::thread));
+    BOOST_TEST((settle({"-T", "n"}, true).settings.polling == corio::poll_mode::thread));
+    BOOST_TEST((settle({"--poll-mode", "busy"}, true).settings.polling == corio::poll_mode::busy));
+    BOOST_TEST(
+        (settle({"-T", "b", "--poll-mode", "busy"}, true).settings.polling ==
+         corio::poll_mode::busy));
 }
 
 BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {

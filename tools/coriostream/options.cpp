@@ -250,10 +250,9 @@ const option_rule option_rules[] = {
     {"poll-mode",
      [](options& o, const std::string& v) {
          o.polling = parse_word("--poll-mode", v,
-                                std::array<std::pair<std::string_view, poll_mode>, 3>{{
+                                std::array<std::pair<std::string_view, poll_mode>, 2>{{
                                     {"thread", poll_mode::thread},
                                     {"busy", poll_mode::busy},
-                                    {"adaptive", poll_mode::adaptive},
                                 }});
      }},
 };
@@ -295,10 +294,8 @@ po::options_description extension_options() {
          "write the report to FILE instead of standard output")
         ("timeout", po::value<std::string>()->value_name("SECONDS"),
          "give up waiting for the peer after SECONDS (default 30; 0 waits forever)")
-        ("poll-mode", po::value<std::string>()->value_name("busy|thread|adaptive"),
-         "how to wait; wins over -T n|b|a: busy (-T n, the default) spins on rpoll with "
-         "timeout 0; thread (-T b) blocks in corio's rpoll thread; adaptive (-T a) spins "
-         "briefly, then blocks")
+        ("poll-mode", po::value<std::string>()->value_name("thread|busy"),
+         "thread (default) waits in corio's rpoll thread; busy spins on rpoll with timeout 0")
         ("allow", po::value<std::string>()->value_name("CIDR"),
          "server: admit only peers in this network (repeatable; IPv4 or IPv6, e.g. "
          "10.0.0.0/8); others are closed at once")
@@ -532,7 +529,7 @@ std::string_view to_string(output_format value) {
 }
 
 std::string_view to_string(poll_mode value) {
-    return value == poll_mode::busy ? "busy" : value == poll_mode::thread ? "thread" : "adaptive";
+    return value == poll_mode::busy ? "busy" : "thread";
 }
 
 } // namespace coriostream

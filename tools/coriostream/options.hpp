@@ -31,11 +31,9 @@ enum class notify_method { marker, message };
 
 enum class output_format { table, json, csv };
 
-/// --poll-mode, or -T n|b|a: how corio waits for readiness. busy (-T n,
-/// riostream's default) spins on rpoll with timeout 0 in the I/O thread;
-/// thread (-T b) blocks in corio's poller thread; adaptive (-T a) polls the
-/// waiting rsocket with timeout 0 for corio's spin budget, then blocks.
-enum class poll_mode { thread, busy, adaptive };
+/// --poll-mode: who waits for readiness. thread is corio's rpoll service
+/// thread; busy spins on rpoll with timeout 0 the way riostream's nonblocking -T a does.
+enum class poll_mode { thread, busy };
 
 /// riostream sets SO_SNDBUF and SO_RCVBUF to this unless -B says otherwise.
 inline constexpr std::size_t default_buffer_size = std::size_t{1} << 19;
@@ -82,8 +80,7 @@ struct options {
     /// How long to wait for the peer before giving up; zero waits forever,
     /// as riostream does.
     std::chrono::seconds timeout = default_timeout;
-    /// --poll-mode, when given: it wins over -T a, b and n.
-    std::optional<poll_mode> polling;
+    poll_mode polling = poll_mode::thread;
     /// --datagram: udpong's protocol and table over datagram sockets
     /// (tools/coriostream/datagram_session.hpp); -p defaults to 7174.
     bool datagram = false;

@@ -3,7 +3,6 @@
 #include <ostream>
 #include <string>
 
-#include <corio/rpoll_service.hpp>
 #include <corio/socket_base.hpp>
 
 #include "run_error.hpp"
@@ -42,17 +41,11 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
 
     run_settings settings;
     settings.host_format = corio_format(opts.host_format);
-    // riostream's -T n (its default), -T b and -T a choose how its calls wait:
-    // spinning, blocking, or in rpoll before each call; corio waits the
-    // matching way (doc/riostream-compatibility.md). -T a is independent of
-    // b and n in riostream, so it wins over them here; --poll-mode over all.
-    const poll_mode chosen = opts.polling ? *opts.polling
-                             : opts.async ? poll_mode::adaptive
-                             : opts.mode == socket_mode::blocking ? poll_mode::thread
-                                                                  : poll_mode::busy;
-    settings.polling = chosen == poll_mode::busy ? corio::poll_mode::busy : corio::poll_mode::thread;
-    if (chosen == poll_mode::adaptive)
-        settings.spin_budget = corio::rpoll_service::default_spin_budget;
+    // riostream's -T b, -T n and -T a choose how its calls wait; corio's calls
+    // never block and always wait through the io_context, so only
+    // --poll-mode decides how (doc/riostream-compatibility.md).
+    settings.polling =
+        opts.polling == poll_mode::busy ? corio::poll_mode::busy : corio::poll_mode::thread;
     settings.data_path = opts.data_path;
 
     switch (effective_transport(opts)) {

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <iosfwd>
 
 #include <corio/poll_mode.hpp>
@@ -16,9 +15,7 @@ struct run_settings {
     /// rsocket or tcp, never automatic.
     corio::transport transport = corio::transport::tcp;
     data_path_kind data_path = data_path_kind::iomap;
-    corio::poll_mode polling = corio::poll_mode::busy;
-    /// rpoll_service::set_spin_budget: zero but for --poll-mode adaptive (-T a).
-    std::chrono::nanoseconds spin_budget{0};
+    corio::poll_mode polling = corio::poll_mode::thread;
     corio::address_format host_format = corio::address_format::name;
 };
 

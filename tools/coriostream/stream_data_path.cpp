@@ -3,9 +3,13 @@
 #include <cstdint>
 
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "run_error.hpp"
-#include "try_first_io.hpp"
 
 namespace coriostream {
 
@@ -22,7 +26,10 @@ boost::asio::awaitable<void> stream_data_path::send_xfer(std::size_t size, bool 
     const auto data = context_.buffer.first(size);
     if (context_.verify)
         context_.pattern.format(data);
-    if (const auto ec = co_await write_all(context_.stream, boost::asio::buffer(data.data(), size)))
+    boost::system::error_code ec;
+    co_await boost::asio::async_write(context_.stream, boost::asio::buffer(data.data(), size),
+                                      boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (ec)
         throw_transfer_error(context_, ec, send_call_);
     context_.watchdog.note_progress();
     if (timed)
@@ -31,7 +38,10 @@ boost::asio::awaitable<void> stream_data_path::send_xfer(std::size_t size, bool 
 
 boost::asio::awaitable<void> stream_data_path::recv_xfer(std::size_t size, bool timed) {
     const auto data = context_.buffer.first(size);
-    if (const auto ec = co_await read_all(context_.stream, boost::asio::buffer(data.data(), size)))
+    boost::system::error_code ec;
+    co_await boost::asio::async_read(context_.stream, boost::asio::buffer(data.data(), size),
+                                     boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (ec)
         throw_transfer_error(context_, ec, recv_call_);
     context_.watchdog.note_progress();
     if (timed)
