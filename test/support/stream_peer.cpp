@@ -23,6 +23,25 @@
 
 namespace {
 
+void report_failure(std::exception_ptr e) {
+    if (!e)
+        return;
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "stream_peer: %s\n", error.what());
+    }
+}
+
+/// Runs the peer's one coroutine; once it said "ready", waits to be killed.
+int run_then_wait(boost::asio::io_context& context, const int& status) {
+    context.run();
+    if (status != 0)
+        return status;
+    for (;;)
+        ::pause();
+}
+
 corio::transport transport_named(std::string_view name) {
     return name == "rsocket" ? corio::transport::rsocket : corio::transport::tcp;
 }
@@ -43,20 +62,8 @@ int listen_then_wait(corio::transport transport, const char* address) {
                                               boost::asio::use_awaitable);
             status = 0;
         },
-        [](std::exception_ptr e) {
-            if (e) {
-                try {
-                    std::rethrow_exception(e);
-                } catch (const std::exception& error) {
-                    std::fprintf(stderr, "stream_peer: %s\n", error.what());
-                }
-            }
-        });
-    context.run();
-    if (status != 0)
-        return status;
-    for (;;)
-        ::pause();
+        report_failure);
+    return run_then_wait(context, status);
 }
 
 } // namespace
@@ -84,18 +91,6 @@ int main(int argc, char** argv) {
                                               boost::asio::use_awaitable);
             status = 0;
         },
-        [&](std::exception_ptr e) {
-            if (e) {
-                try {
-                    std::rethrow_exception(e);
-                } catch (const std::exception& error) {
-                    std::fprintf(stderr, "stream_peer: %s\n", error.what());
-                }
-            }
-        });
-    context.run();
-    if (status != 0)
-        return status;
-    for (;;)
-        ::pause();
+        report_failure);
+    return run_then_wait(context, status);
 }
