@@ -504,15 +504,24 @@ CORIO_COROUTINE_TEST_CASE(cancelling_a_pending_connect) {
         // address resolution instead: the next address on the guest's own
         // RDMA subnet, where no host answers (the guest has no network
         // device, so nothing leaves it).
-        auto bytes = corio::test::address_under_test().to_v4().to_bytes();
-        bytes[3] = static_cast<unsigned char>(bytes[3] + 1);
-        s.async_connect({asio::ip::address_v4(bytes), 7471}, record);
+        const auto own = corio::test::address_under_test();
+        asio::ip::address next;
+        if (own.is_v6()) {
+            auto bytes = own.to_v6().to_bytes();
+            bytes[15] = static_cast<unsigned char>(bytes[15] + 1);
+            next = asio::ip::address_v6(bytes);
+        } else {
+            auto bytes = own.to_v4().to_bytes();
+            bytes[3] = static_cast<unsigned char>(bytes[3] + 1);
+            next = asio::ip::address_v4(bytes);
+        }
+        s.async_connect({next, 7471}, record);
         co_await wait_until(done, 200ms);
     } else {
         // A listener that never accepts, with its backlog full, leaves later
         // connects pending: the kernel drops their SYNs.
         corio::acceptor acceptor(executor);
-        acceptor.open(corio::transport::tcp);
+        acceptor.open(corio::transport::tcp, corio::test::any_port_endpoint().protocol());
         acceptor.bind(corio::test::any_port_endpoint());
         acceptor.listen(0);
         for (int i = 0; i < 64; ++i) {
@@ -954,15 +963,18 @@ CORIO_COROUTINE_TEST_CASE(a_client_binds_before_connecting) {
     auto executor = co_await asio::this_coro::executor;
     const auto transport = corio::test::transport_under_test();
     corio::acceptor acceptor(executor);
-    acceptor.open(transport);
+    const auto protocol = corio::test::any_port_endpoint().protocol();
+    acceptor.open(transport, protocol);
     acceptor.bind(corio::test::any_port_endpoint());
     acceptor.listen();
-    // On tcp a second loopback address shows the bind took: the kernel's
-    // own choice would be 127.0.0.1. The guest's rxe device has one address.
-    const auto local_address = on_rsockets() ? corio::test::address_under_test()
-                                             : asio::ip::make_address("127.0.0.2");
+    // On tcp over IPv4 a second loopback address shows the bind took: the
+    // kernel's own choice would be 127.0.0.1. IPv6 has one loopback address,
+    // and the guest's rxe device has one address of each family.
+    const bool own_address = on_rsockets() || corio::test::ipv6_under_test();
+    const auto local_address = own_address ? corio::test::address_under_test()
+                                           : asio::ip::make_address("127.0.0.2");
     corio::stream client(executor);
-    client.open(transport);
+    client.open(transport, protocol);
     client.bind({local_address, 0});
     corio::stream server = co_await (acceptor.async_accept(asio::use_awaitable) &&
                                      client.async_connect(acceptor.local_endpoint(),

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
         context,
         [&]() -> asio::awaitable<void> {
             corio::stream stream(context);
-            stream.open(transport);
+            stream.open(transport, peer.protocol());
             stream.set_option(corio::socket_base::iomap_size(1));
             co_await stream.async_connect(peer, asio::use_awaitable);
             if (sender) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -32,13 +33,28 @@ corio::poll_mode poll_mode_under_test() {
     throw std::invalid_argument("CORIO_TEST_POLL_MODE must be thread or busy");
 }
 
+bool ipv6_under_test() {
+    const char* name = std::getenv("CORIO_TEST_FAMILY");
+    if (name == nullptr || std::string_view(name) == "ipv4")
+        return false;
+    if (std::string_view(name) == "ipv6")
+        return true;
+    throw std::invalid_argument("CORIO_TEST_FAMILY must be ipv4 or ipv6");
+}
+
 boost::asio::ip::address address_under_test() {
+    const bool ipv6 = ipv6_under_test();
     if (transport_under_test() == corio::transport::tcp)
-        return boost::asio::ip::make_address("127.0.0.1");
-    const char* text = std::getenv("CORIO_RDMA_ADDR");
+        return boost::asio::ip::make_address(ipv6 ? "::1" : "127.0.0.1");
+    const char* variable = ipv6 ? "CORIO_RDMA_ADDR6" : "CORIO_RDMA_ADDR";
+    const char* text = std::getenv(variable);
     if (text == nullptr)
-        throw std::invalid_argument("CORIO_RDMA_ADDR must name an address of the RDMA device");
-    return boost::asio::ip::make_address(text);
+        throw std::invalid_argument(std::string(variable) +
+                                    " must name an address of the RDMA device");
+    const auto address = boost::asio::ip::make_address(text);
+    if (address.is_v6() != ipv6)
+        throw std::invalid_argument(std::string(variable) + " names an address of the wrong family");
+    return address;
 }
 
 std::optional<std::string> tcp_only() {

@@ -25,8 +25,13 @@ corio::transport transport_under_test();
 /// thread (the default).
 corio::poll_mode poll_mode_under_test();
 
-/// Where to listen: 127.0.0.1 for tcp; CORIO_RDMA_ADDR (an address of an
-/// RDMA device's netdev, which guest-run exports) for rsocket.
+/// The address family a parameterised test runs over: CORIO_TEST_FAMILY=ipv6
+/// or ipv4 (the default).
+bool ipv6_under_test();
+
+/// Where to listen: 127.0.0.1 (::1 over IPv6) for tcp; for rsocket an
+/// address of an RDMA device's netdev, which guest-run exports:
+/// CORIO_RDMA_ADDR, or CORIO_RDMA_ADDR6 over IPv6.
 boost::asio::ip::address address_under_test();
 
 /// An endpoint on address_under_test() with a port the system picks.

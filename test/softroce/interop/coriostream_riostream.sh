@@ -4,7 +4,8 @@
 # client against a riostream server, then a riostream client against a
 # coriostream server, each with the default series, then both directions
 # again with data verification (-T v) on both sides in small custom tests
-# (see below). Both sides must exit 0 and print the header and the 8 rows
+# (see below), last over IPv6 (-f ipv6 at the rxe device's IPv6 address,
+# CORIO_RDMA_ADDR6). Both sides must exit 0 and print the header and the 8 rows
 # of the default series, or the one custom row.
 #
 # Runs inside the guest:
@@ -48,11 +49,12 @@ timings=()
 
 # run_mixed_pair LABEL ROWS SERVER_TOOL CLIENT_TOOL [OPTION...]: stream-pair.bash's
 # run_pair with a different program on each side; ROWS is default (the 8
-# rows of the default series) or custom (one row).
+# rows of the default series) or custom (one row). Both listen and connect
+# at $pair_addr, CORIO_RDMA_ADDR unless the caller sets it.
 run_mixed_pair() {
     local label=$1 rows=$2 server_tool=$3 client_tool=$4
     shift 4
-    local addr=$CORIO_RDMA_ADDR port cst sst start command
+    local addr=${pair_addr:-$CORIO_RDMA_ADDR} port cst sst start command
     local sout=$workdir/$label.server.out cout=$workdir/$label.client.out
 
     for _ in 1 2 3; do
@@ -120,6 +122,15 @@ run_mixed_pair corio-client-verify-small custom riostream coriostream -T v -S 10
 run_mixed_pair corio-server-verify-small custom coriostream riostream -T v -S 100 -C 5 -I 40
 run_mixed_pair corio-client-verify-large custom riostream coriostream -T v -S 1000000 -C 3 -I 4
 run_mixed_pair corio-server-verify-large custom coriostream riostream -T v -S 1000000 -C 3 -I 4
+# IPv6 on rsockets: riostream resolves -f ipv6 as a numeric host, as -f ip.
+if [ -n "${CORIO_RDMA_ADDR6:-}" ]; then
+    pair_addr=$CORIO_RDMA_ADDR6 run_mixed_pair corio-client-ipv6 custom riostream coriostream \
+        -f ipv6 -T v -S 4096 -C 100 -I 5
+    pair_addr=$CORIO_RDMA_ADDR6 run_mixed_pair corio-server-ipv6 custom coriostream riostream \
+        -f ipv6 -T v -S 4096 -C 100 -I 5
+else
+    fail "CORIO_RDMA_ADDR6 is not set: guest-run gives the rxe device an IPv6 address too"
+fi
 
 note "times: $(IFS=,; echo "${timings[*]}")"
 interop_finish
