@@ -7,8 +7,16 @@
 # (see below). Both sides must exit 0 and print the header and the 8 rows
 # of the default series, or the one custom row.
 #
+# With the argument `preload` it runs instead the checks of rdma-core's
+# preload library (rsocket(7): librspreload under the library directory's
+# rsocket/ folder turns an unmodified program's kernel sockets into
+# rsockets): rstream -T s (rstream on kernel sockets) preloaded, with -T v,
+# as client of a coriostream server and as server of a coriostream client,
+# and test/bench/asio_pingpong (a Boost.Asio tcp client) preloaded against a
+# coriostream server.
+#
 # Runs inside the guest:
-#   test/softroce/guest-run -- test/softroce/interop/coriostream_rstream.sh
+#   test/softroce/guest-run -- test/softroce/interop/coriostream_rstream.sh [preload]
 # from the build directory (meson test's working directory), where it finds
 # tools/coriostream/coriostream; CORIOSTREAM=path overrides.
 # Exit: 0 pass, 1 fail, 77 skip (not in the guest, a program missing).
@@ -19,13 +27,29 @@ coriostream=${CORIOSTREAM:-$PWD/tools/coriostream/coriostream}
 # fallen back from. A timeout well above the slowest row in a busy guest.
 coriostream_options=(--transport rsocket --data-path stream --timeout 300)
 
-# command_for TOOL: the command line that starts TOOL, in $command.
+asio_pingpong=${ASIO_PINGPONG:-$PWD/test/bench/asio_pingpong}
+rspreload=
+
+# command_for TOOL: the command line that starts TOOL, in $command. The
+# -preloaded tools run with LD_PRELOAD of librspreload (find_rspreload).
 command_for() {
-    if [ "$1" = coriostream ]; then
-        command=("$coriostream" "${coriostream_options[@]}")
-    else
-        command=("$1")
-    fi
+    case $1 in
+        coriostream) command=("$coriostream" "${coriostream_options[@]}") ;;
+        rstream-preloaded) command=(env LD_PRELOAD="$rspreload" rstream -T s) ;;
+        asio-preloaded) command=(env LD_PRELOAD="$rspreload" "$asio_pingpong") ;;
+        *) command=("$1") ;;
+    esac
+}
+
+# find_rspreload: librspreload beside the librdmacm the programs load, in
+# $rspreload, or skip.
+find_rspreload() {
+    local librdmacm
+    librdmacm=$(ldconfig -p | awk '$1 == "librdmacm.so.1" { print $NF; exit }')
+    [ -n "$librdmacm" ] || skip "librdmacm.so.1 is not in the linker's cache"
+    rspreload=$(dirname "$(realpath "$librdmacm")")/rsocket/librspreload.so
+    [ -e "$rspreload" ] || skip "no preload library at $rspreload (librdmacm1 installs it)"
+    note "preload library: $rspreload"
 }
 
 # check_custom FILE WHO: the header and exactly one `custom` row.
@@ -103,6 +127,19 @@ run_mixed_pair() {
 
 interop_setup rstream
 [ -x "$coriostream" ] || skip "coriostream not found at $coriostream (build it, or set CORIOSTREAM)"
+
+if [ "${1:-}" = preload ]; then
+    find_rspreload
+    [ -x "$asio_pingpong" ] || skip "asio_pingpong not found at $asio_pingpong (set ASIO_PINGPONG)"
+    # The connection is an rsocket at both ends: coriostream runs with
+    # --transport rsocket, and an rsocket connects only to an rsocket.
+    run_mixed_pair preloaded-client custom coriostream rstream-preloaded -T v -S 1000 -C 50 -I 4
+    run_mixed_pair preloaded-server custom rstream-preloaded coriostream -T v -S 1000 -C 50 -I 4
+    # asio_pingpong checks no data (it sends zeros), so neither end verifies.
+    run_mixed_pair preloaded-asio-client custom coriostream asio-preloaded -S 4096 -C 100 -I 5
+    note "times: $(IFS=,; echo "${timings[*]}")"
+    interop_finish
+fi
 
 # The default series exactly as rstream runs it, in both directions.
 run_mixed_pair corio-client default rstream coriostream
