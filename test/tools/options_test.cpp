@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(no_arguments_give_the_extensions_defaults) {
     BOOST_TEST((opts.format == output_format::table));
     BOOST_TEST(!opts.output_file.has_value());
     BOOST_TEST((opts.timeout == std::chrono::seconds(30)));
-    BOOST_TEST((opts.polling == poll_mode::thread));
+    BOOST_TEST(!opts.polling.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(server_and_bind_addresses) {

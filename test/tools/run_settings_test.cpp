@@ -82,13 +82,26 @@ BOOST_AUTO_TEST_CASE(rsocket_by_request_stays_rsocket_without_a_device) {
     BOOST_TEST(result.notices.empty());
 }
 
-BOOST_AUTO_TEST_CASE(poll_mode_follows_the_long_option_only) {
-    BOOST_TEST((settle({}, true).settings.polling == corio::poll_mode::thread));
-    BOOST_TEST((settle({"-T", "n"}, true).settings.polling == corio::poll_mode::thread));
-    BOOST_TEST((settle({"--poll-mode", "busy"}, true).settings.polling == corio::poll_mode::busy));
-    BOOST_TEST(
-        (settle({"-T", "b", "--poll-mode", "busy"}, true).settings.polling ==
-         corio::poll_mode::busy));
+BOOST_AUTO_TEST_CASE(the_test_letters_choose_the_poll_mode_as_riostream_waits) {
+    const auto polling = [](std::initializer_list<const char*> args) {
+        return settle(args, true).settings.polling;
+    };
+    // riostream's default and -T n spin on EAGAIN; -T a alone spins in
+    // rpoll(..., 0).
+    BOOST_TEST((polling({}) == corio::poll_mode::busy));
+    BOOST_TEST((polling({"-T", "n"}) == corio::poll_mode::busy));
+    BOOST_TEST((polling({"-T", "a"}) == corio::poll_mode::busy));
+    // -T b sleeps in its calls, or in rpoll(..., -1) with -T a.
+    BOOST_TEST((polling({"-T", "b"}) == corio::poll_mode::thread));
+    BOOST_TEST((polling({"-T", "a", "-T", "b"}) == corio::poll_mode::thread));
+    BOOST_TEST((polling({"-T", "blocking"}) == corio::poll_mode::thread));
+    // b and n share one flag word: the last wins.
+    BOOST_TEST((polling({"-T", "b", "-T", "n"}) == corio::poll_mode::busy));
+    BOOST_TEST((polling({"-T", "n", "-T", "b"}) == corio::poll_mode::thread));
+    // --poll-mode wins over the letters, before or after them.
+    BOOST_TEST((polling({"-T", "b", "--poll-mode", "busy"}) == corio::poll_mode::busy));
+    BOOST_TEST((polling({"--poll-mode", "thread", "-T", "n"}) == corio::poll_mode::thread));
+    BOOST_TEST((polling({"--poll-mode", "thread"}) == corio::poll_mode::thread));
 }
 
 BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {

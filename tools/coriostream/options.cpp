@@ -295,7 +295,8 @@ po::options_description extension_options() {
         ("timeout", po::value<std::string>()->value_name("SECONDS"),
          "give up waiting for the peer after SECONDS (default 30; 0 waits forever)")
         ("poll-mode", po::value<std::string>()->value_name("thread|busy"),
-         "thread (default) waits in corio's rpoll thread; busy spins on rpoll with timeout 0")
+         "thread waits in corio's rpoll thread; busy spins on rpoll with timeout 0 "
+         "(default: thread with -T b, else busy, as riostream spins)")
         ("allow", po::value<std::string>()->value_name("CIDR"),
          "server: admit only peers in this network (repeatable; IPv4 or IPv6, e.g. "
          "10.0.0.0/8); others are closed at once")

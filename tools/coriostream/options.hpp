@@ -32,7 +32,9 @@ enum class notify_method { marker, message };
 enum class output_format { table, json, csv };
 
 /// --poll-mode: who waits for readiness. thread is corio's rpoll service
-/// thread; busy spins on rpoll with timeout 0 the way riostream's nonblocking -T a does.
+/// thread, which sleeps in rpoll as riostream's -T b sleeps in its calls;
+/// busy spins on rpoll with timeout 0, as riostream's default (-T n) spins
+/// on EAGAIN and its nonblocking -T a on rpoll(…, 0).
 enum class poll_mode { thread, busy };
 
 /// riostream sets SO_SNDBUF and SO_RCVBUF to this unless -B says otherwise.
@@ -80,7 +82,8 @@ struct options {
     /// How long to wait for the peer before giving up; zero waits forever,
     /// as riostream does.
     std::chrono::seconds timeout = default_timeout;
-    poll_mode polling = poll_mode::thread;
+    /// --poll-mode when given; otherwise settle_run_settings follows -T b/n.
+    std::optional<poll_mode> polling;
     /// --datagram: udpong's protocol and table over datagram sockets
     /// (tools/coriostream/datagram_session.hpp); -p defaults to 7174.
     bool datagram = false;

@@ -41,11 +41,17 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
 
     run_settings settings;
     settings.host_format = corio_format(opts.host_format);
-    // riostream's -T b, -T n and -T a choose how its calls wait; corio's calls
-    // never block and always wait through the io_context, so only
-    // --poll-mode decides how (doc/riostream-compatibility.md).
+    // riostream's -T b and -T n choose whether its calls sleep or spin, and
+    // -T a only adds an rpoll before each call with the same choice (timeout
+    // -1 when blocking, else 0). corio's calls never block and always wait
+    // through the io_context, so the letters choose how that waits: -T b the
+    // poller thread, which sleeps in rpoll, and the default or -T n busy
+    // polling, which spins. --poll-mode, the explicit form, wins
+    // (doc/riostream-compatibility.md).
+    const poll_mode polling = opts.polling.value_or(
+        opts.mode == socket_mode::blocking ? poll_mode::thread : poll_mode::busy);
     settings.polling =
-        opts.polling == poll_mode::busy ? corio::poll_mode::busy : corio::poll_mode::thread;
+        polling == poll_mode::busy ? corio::poll_mode::busy : corio::poll_mode::thread;
     settings.data_path = opts.data_path;
 
     switch (effective_transport(opts)) {
