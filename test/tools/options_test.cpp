@@ -72,8 +72,8 @@ BOOST_AUTO_TEST_CASE(no_arguments_give_the_extensions_defaults) {
     BOOST_TEST(!opts.help);
     BOOST_TEST(!opts.dry_run);
     BOOST_TEST((opts.transport == transport_choice::automatic));
-    BOOST_TEST((opts.data_path == data_path_kind::iomap));
-    BOOST_TEST((opts.notify == notify_method::marker));
+    BOOST_TEST(!opts.data_path.has_value());
+    BOOST_TEST(!opts.notify.has_value());
     BOOST_TEST(!opts.loopback);
     BOOST_TEST(opts.streams == 1U);
     BOOST_TEST(opts.threads == 1U);

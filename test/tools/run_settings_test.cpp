@@ -11,6 +11,7 @@
 #include <coriostream/run_settings.hpp>
 
 using coriostream::data_path_kind;
+using coriostream::notify_method;
 using coriostream::run_error;
 using coriostream::run_settings;
 
@@ -54,12 +55,17 @@ BOOST_AUTO_TEST_CASE(auto_takes_rsockets_where_a_device_exists) {
     BOOST_TEST(result.notices.empty());
 }
 
-BOOST_AUTO_TEST_CASE(auto_without_a_device_falls_back_to_tcp_and_the_stream_path) {
+const std::string emulation =
+    "--data-path iomap through corio's emulation of riomap and riowrite, with --notify message "
+    "(the peer must be coriostream)";
+
+BOOST_AUTO_TEST_CASE(auto_without_a_device_falls_back_to_tcp_and_the_emulated_iomap_path) {
     const auto result = settle({"--loopback"}, false);
     BOOST_TEST((result.settings.transport == corio::transport::tcp));
-    BOOST_TEST((result.settings.data_path == data_path_kind::stream));
+    BOOST_TEST((result.settings.data_path == data_path_kind::iomap));
+    BOOST_TEST((result.settings.notify == notify_method::message));
     BOOST_TEST(result.notices ==
-               "coriostream: no RDMA device; using --transport tcp and --data-path stream\n");
+               "coriostream: no RDMA device; using --transport tcp and " + emulation + "\n");
 }
 
 BOOST_AUTO_TEST_CASE(auto_fallback_with_the_stream_path_says_only_tcp) {
@@ -68,11 +74,34 @@ BOOST_AUTO_TEST_CASE(auto_fallback_with_the_stream_path_says_only_tcp) {
     BOOST_TEST(result.notices == "coriostream: no RDMA device; using --transport tcp\n");
 }
 
-BOOST_AUTO_TEST_CASE(iomap_on_tcp_by_request_is_refused) {
-    const std::string message = "--data-path iomap needs rsockets; use --data-path stream on tcp";
-    BOOST_TEST(refusal({"--transport", "tcp"}, true) == message);
-    BOOST_TEST(refusal({"-T", "s"}, false) == message);
-    BOOST_TEST(refusal({"-T", "s", "--data-path", "stream"}, false) == "");
+BOOST_AUTO_TEST_CASE(iomap_on_tcp_runs_emulated_with_the_notify_message) {
+    for (const bool rdma : {true, false}) {
+        const auto result = settle({"--transport", "tcp"}, rdma);
+        BOOST_TEST((result.settings.data_path == data_path_kind::iomap));
+        BOOST_TEST((result.settings.notify == notify_method::message));
+        BOOST_TEST(result.notices == "coriostream: on tcp, " + emulation + "\n");
+    }
+    BOOST_TEST(settle({"--transport", "tcp", "--notify", "message"}, true).notices ==
+               "coriostream: on tcp, " + emulation + "\n");
+    BOOST_TEST(refusal({"--transport", "tcp", "--notify", "marker"}, true) ==
+               "--notify marker needs rsockets: over tcp an iowrite lands only during a "
+               "receive, so use --notify message or --data-path stream");
+    // On rsockets nothing changes: the marker, and no notice.
+    const auto rsocket = settle({"--transport", "rsocket"}, true);
+    BOOST_TEST((rsocket.settings.notify == notify_method::marker));
+    BOOST_TEST(rsocket.notices.empty());
+}
+
+BOOST_AUTO_TEST_CASE(kernel_sockets_take_the_stream_path_unless_both_ends_are_corio) {
+    // -T s is rstream's kernel-socket mode: its peer may be rstream.
+    const auto client = settle({"-T", "s", "-s", "127.0.0.1"}, false);
+    BOOST_TEST((client.settings.transport == corio::transport::tcp));
+    BOOST_TEST((client.settings.data_path == data_path_kind::stream));
+    BOOST_TEST(client.notices.empty());
+    BOOST_TEST((settle({"-T", "s", "--loopback"}, false).settings.data_path ==
+                data_path_kind::iomap));
+    BOOST_TEST((settle({"-T", "s", "--data-path", "iomap"}, false).settings.data_path ==
+                data_path_kind::iomap));
 }
 
 BOOST_AUTO_TEST_CASE(rsocket_by_request_stays_rsocket_without_a_device) {

@@ -63,13 +63,15 @@ void set_common_options(Socket& socket, const socket_setup& setup) {
     set(socket, setup.transport, corio::socket_base::no_delay(true), "TCP_NODELAY");
 }
 
-// The options rsockets take only before connect or listen.
+// The options rsockets take only before connect or listen. iomap_size is
+// one on tcp too: there it moves the connection to corio's framed
+// emulation of riomap and riowrite (doc/tcp-transport.md).
 template <class Socket>
 void set_rdma_options(Socket& socket, const socket_setup& setup) {
-    if (setup.transport != corio::transport::rsocket)
-        return;
     if (setup.iomap)
         set(socket, setup.transport, corio::socket_base::iomap_size(1), "RDMA_IOMAPSIZE");
+    if (setup.transport != corio::transport::rsocket)
+        return;
     if (setup.inline_size) {
         // -i is an int in riostream; the device lowers what it cannot hold
         // anyway, and corio's limit is rsockets' 16 bits.

@@ -61,6 +61,7 @@ int run_transfers(const coriostream::options& opts) {
         auto metadata = coriostream::describe_run(opts);
         metadata.transport = std::string(corio::to_string(settings.transport));
         metadata.data_path = std::string(coriostream::to_string(settings.data_path));
+        metadata.notify = std::string(coriostream::to_string(settings.notify));
         coriostream::report_writer writer(out, opts.format, metadata);
         coriostream::runner runner(opts, settings, writer);
         runner.run();

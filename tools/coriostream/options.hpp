@@ -70,8 +70,10 @@ struct options {
     bool help = false;
     bool dry_run = false;
     transport_choice transport = transport_choice::automatic;
-    data_path_kind data_path = data_path_kind::iomap;
-    notify_method notify = notify_method::marker;
+    /// --data-path and --notify when given; settle_run_settings chooses
+    /// otherwise (iomap and marker where the transport allows).
+    std::optional<data_path_kind> data_path;
+    std::optional<notify_method> notify;
     /// Both ends in this process. -b still names what the server binds and
     /// the client dials it (127.0.0.1 without -b); -s is refused.
     bool loopback = false;

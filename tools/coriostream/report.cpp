@@ -134,8 +134,8 @@ run_metadata describe_run(const options& opts) {
     const char* role = opts.loopback ? "loopback" : is_client(opts) ? "client" : "server";
     return {role,
             std::string(to_string(effective_transport(opts))),
-            std::string(to_string(opts.data_path)),
-            std::string(to_string(opts.notify)),
+            std::string(to_string(opts.data_path.value_or(data_path_kind::iomap))),
+            std::string(to_string(opts.notify.value_or(notify_method::marker))),
             opts.streams,
             opts.threads};
 }

@@ -52,33 +52,33 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
         opts.mode == socket_mode::blocking ? poll_mode::thread : poll_mode::busy);
     settings.polling =
         polling == poll_mode::busy ? corio::poll_mode::busy : corio::poll_mode::thread;
-    settings.data_path = opts.data_path;
-
-    switch (effective_transport(opts)) {
-    case transport_choice::rsocket:
-        settings.transport = corio::transport::rsocket;
-        break;
-    case transport_choice::tcp:
-        settings.transport = corio::transport::tcp;
-        if (settings.data_path == data_path_kind::iomap)
-            throw run_error("--data-path iomap needs rsockets; use --data-path stream on tcp");
-        break;
-    case transport_choice::automatic:
-        if (rdma_available) {
-            settings.transport = corio::transport::rsocket;
-            break;
-        }
-        settings.transport = corio::transport::tcp;
-        if (settings.data_path == data_path_kind::iomap) {
-            // Falls back rather than fails, so that a plain
-            // `coriostream --loopback` measures something on any host.
-            settings.data_path = data_path_kind::stream;
-            notices << "coriostream: no RDMA device; using --transport tcp and --data-path stream\n";
-        } else {
-            notices << "coriostream: no RDMA device; using --transport tcp\n";
-        }
-        break;
+    const bool tcp_asked = effective_transport(opts) == transport_choice::tcp;
+    const bool fell_back = effective_transport(opts) == transport_choice::automatic && !rdma_available;
+    settings.transport = tcp_asked || fell_back ? corio::transport::tcp : corio::transport::rsocket;
+    // -T s is rstream's kernel-socket mode: its peer may be rstream, which
+    // speaks only the stream path's protocol.
+    settings.data_path = opts.data_path.value_or(
+        opts.kernel_sockets && !opts.loopback ? data_path_kind::stream : data_path_kind::iomap);
+    settings.notify = opts.notify.value_or(notify_method::marker);
+    const bool emulated_iomap =
+        settings.transport == corio::transport::tcp && settings.data_path == data_path_kind::iomap;
+    if (emulated_iomap) {
+        if (opts.notify == notify_method::marker)
+            throw run_error("--notify marker needs rsockets: over tcp an iowrite lands only "
+                            "during a receive, so use --notify message or --data-path stream");
+        settings.notify = notify_method::message;
     }
+
+    // One line, first, for every choice the command line did not make, so
+    // that a run says what it measured.
+    const std::string emulation =
+        "--data-path iomap through corio's emulation of riomap and riowrite, with "
+        "--notify message (the peer must be coriostream)";
+    if (fell_back)
+        notices << "coriostream: no RDMA device; using --transport tcp"
+                << (emulated_iomap ? " and " + emulation : std::string()) << '\n';
+    else if (emulated_iomap)
+        notices << "coriostream: on tcp, " << emulation << '\n';
     return settings;
 }
 

@@ -15,17 +15,22 @@ struct run_settings {
     /// rsocket or tcp, never automatic.
     corio::transport transport = corio::transport::tcp;
     data_path_kind data_path = data_path_kind::iomap;
+    notify_method notify = notify_method::marker;
     corio::poll_mode polling = corio::poll_mode::thread;
     corio::address_format host_format = corio::address_format::name;
 };
 
 /// Settles the transport (--transport auto takes rsockets when
-/// `rdma_available`), the data path and the poll mode for validated
-/// options. Where auto falls back to tcp it writes one line saying so to
-/// `notices`, and takes --data-path stream as well, since the iomap path
-/// needs rsockets. Throws run_error for what this build cannot do: the
-/// iomap path on tcp when tcp was asked for, -f gid or -T r, which need
-/// rdma_getaddrinfo, and a -k beyond Linux's TCP_KEEPIDLE limit.
+/// `rdma_available`), the data path, the notification and the poll mode for
+/// validated options. The iomap path runs on tcp through corio's emulation
+/// of riomap and riowrite, which needs coriostream at both ends and the
+/// notify message (over tcp an iowrite lands only during a receive, so no
+/// marker could be seen); without --data-path, tcp under -T s (rstream's
+/// kernel-socket mode, whose peer may be rstream) takes the stream path.
+/// Where auto falls back to tcp, or the iomap path runs emulated, it writes
+/// one line saying so to `notices`. Throws run_error for what cannot run:
+/// --notify marker on tcp, -f gid or -T r, which need rdma_getaddrinfo, and
+/// a -k beyond Linux's TCP_KEEPIDLE limit.
 run_settings settle_run_settings(const options& opts, bool rdma_available, std::ostream& notices);
 
 } // namespace coriostream

@@ -45,7 +45,7 @@ int io_threads(const options& opts) {
 
 runner::runner(const options& opts, const run_settings& settings, report_writer& report)
     : opts_(opts), settings_(settings), report_(report), plan_(make_test_plan(opts)),
-      session_settings_{settings.transport, settings.data_path, opts.notify, settings.polling,
+      session_settings_{settings.transport, settings.data_path, settings.notify, settings.polling,
                         opts.verify,        opts.timeout},
       client_patterns_(opts.streams), server_patterns_(opts.streams),
       io_context_(io_threads(opts)),
