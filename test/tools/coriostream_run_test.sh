@@ -133,6 +133,23 @@ verify)
   expect_success "-T v -S 1" && check_table "-T v -S 1" custom
   run --loopback --transport tcp --data-path stream -T v -S 1000 -C 7 -I 50 --poll-mode busy
   expect_success "-T v --poll-mode busy" && check_table "-T v --poll-mode busy" custom
+  # -B far below the transfer size: every transfer crosses many full
+  # socket buffers, on both data paths (iomap through the tcp emulation).
+  for path in stream iomap; do
+    run --loopback --transport tcp --data-path "$path" -B 4096 -T v -S 100000 -C 5 -I 4
+    [[ $status == 0 ]] || fail "-B 4096 on the $path path exited $status: $err"
+    check_table "-B 4096 on the $path path" custom
+  done
+  # The size reaches setsockopt on every connection, both ends.
+  if command -v strace >/dev/null; then
+    strace -f -qq -e trace=setsockopt -o "$scratch/strace" \
+      "$coriostream" --loopback --transport tcp --data-path stream -B 4096 -S 1000 -C 2 \
+      >/dev/null 2>&1 || fail "-B 4096 under strace failed"
+    for option in SO_SNDBUF SO_RCVBUF; do
+      n=$(grep -c "$option, \[4096\]" "$scratch/strace")
+      ((n >= 2)) || fail "-B 4096: $option set to 4096 on $n sockets, expected both ends"
+    done
+  fi
   ;;
 
 streams)

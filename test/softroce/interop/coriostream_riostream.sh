@@ -120,8 +120,10 @@ run_mixed_pair corio-server default coriostream riostream
 # rstream -T s (test/tools/coriostream_run_test.sh, case rstream).
 run_mixed_pair corio-client-verify-small custom riostream coriostream -T v -S 100 -C 5 -I 40
 run_mixed_pair corio-server-verify-small custom coriostream riostream -T v -S 100 -C 5 -I 40
-run_mixed_pair corio-client-verify-large custom riostream coriostream -T v -S 1000000 -C 3 -I 4
-run_mixed_pair corio-server-verify-large custom coriostream riostream -T v -S 1000000 -C 3 -I 4
+# The large pairs also run a -B below the transfer size on both sides, so
+# each transfer outgrows the rsockets' buffers.
+run_mixed_pair corio-client-verify-large custom riostream coriostream -T v -S 1000000 -C 3 -I 4 -B 262144
+run_mixed_pair corio-server-verify-large custom coriostream riostream -T v -S 1000000 -C 3 -I 4 -B 262144
 # IPv6 on rsockets: riostream resolves -f ipv6 as a numeric host, as -f ip.
 if [ -n "${CORIO_RDMA_ADDR6:-}" ]; then
     pair_addr=$CORIO_RDMA_ADDR6 run_mixed_pair corio-client-ipv6 custom riostream coriostream \

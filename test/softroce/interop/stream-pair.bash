@@ -95,7 +95,8 @@ wait_listening() {
     return 1
 }
 
-# check_table FILE WHO: header plus exactly the 8 rows of the default series.
+# check_table FILE WHO: header plus exactly the rows of DEFAULT_ROWS (the 8
+# of the default series unless the caller sets it).
 check_table() {
     local file=$1 who=$2 rows
     if ! grep -Eq '^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer' "$file"; then
@@ -103,7 +104,7 @@ check_table() {
         return
     fi
     # Data rows: NAME BYTES XFERS ITERS TOTAL TIME GBPS USEC (8 columns).
-    rows=$(awk 'NF == 8 && $1 ~ /^[0-9]+[km]?_(lat|bw)$/ { print $1 }' "$file" | tr '\n' ' ')
+    rows=$(awk 'NF == 8 && $1 ~ /^[0-9.]+[km]?_(lat|bw)$/ { print $1 }' "$file" | tr '\n' ' ')
     rows=${rows% }
     local want="${DEFAULT_ROWS[*]}"
     local n
