@@ -38,6 +38,8 @@ public:
             return "The registration would pass corio's pinned-memory budget";
         case error::memlock_limit_exceeded:
             return "The registration would pass the locked-memory limit (RLIMIT_MEMLOCK, ulimit -l)";
+        case error::ib_address_unsupported:
+            return "InfiniBand (AF_IB) addresses are not supported: corio connects to IP addresses";
         }
         return "Unknown corio error";
     }

@@ -54,6 +54,11 @@ enum class error {
     /// before rdma-core is asked, which would say only ENOMEM);
     /// corio::memlock_diagnostic says by how much and how to raise it.
     memlock_limit_exceeded,
+    /// rdma_getaddrinfo gave an InfiniBand address (AF_IB, from a GID),
+    /// which no corio endpoint holds: corio's endpoints are IP endpoints.
+    /// rsockets on RoCE, Soft-RoCE included, cannot bind one either (rbind
+    /// fails with ENODEV; doc/architecture.md).
+    ib_address_unsupported,
 };
 
 /// Portable conditions, matched by codes from several categories.

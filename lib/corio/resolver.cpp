@@ -27,7 +27,7 @@ resolve_hints hints_for(address_format format, bool passive, boost::system::erro
         hints.flags |= resolver_base::numeric_host;
         break;
     case address_format::gid:
-        // A later issue resolves GIDs through rdma_getaddrinfo.
+        // getaddrinfo cannot read a GID: resolve_method::rdma_getaddrinfo can.
         ec = boost::asio::error::operation_not_supported;
         break;
     default:

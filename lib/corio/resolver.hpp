@@ -17,12 +17,17 @@
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/compose.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/execution/context.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/asio/ip/basic_resolver.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
+
+#include <corio/detail/rdma_cm_lookup.hpp>
+#include <corio/detail/rdma_cm_lookup_service.hpp>
 
 namespace corio {
 
@@ -34,9 +39,41 @@ enum class address_format {
     ip,
     /// A numeric IPv6 address only.
     ipv6,
-    /// An InfiniBand GID. Not supported yet: it needs rdma_getaddrinfo, and
-    /// every resolve completes with boost::asio::error::operation_not_supported.
+    /// An InfiniBand GID, which only resolve_method::rdma_getaddrinfo
+    /// reads (with getaddrinfo a lookup completes with
+    /// boost::asio::error::operation_not_supported). rdma_getaddrinfo makes it
+    /// an AF_IB address, which no corio endpoint holds: the lookup completes
+    /// with corio::error::ib_address_unsupported.
     gid,
+};
+
+/// The lookup a resolver runs.
+enum class resolve_method {
+    /// getaddrinfo, on Asio's resolver thread (riostream's lookup).
+    getaddrinfo,
+    /// librdmacm's rdma_getaddrinfo (rstream's `-T r`, riostream's `-f gid`),
+    /// on a thread of corio's per execution context: getaddrinfo underneath
+    /// for IP hosts, with the TCP port space. It needs an RDMA device:
+    /// without one every lookup fails with ENODEV (which matches
+    /// corio::condition::no_rdma_device).
+    rdma_getaddrinfo,
+};
+
+/// What a lookup takes a host to be and how it looks it up. An
+/// address_format converts to one that uses getaddrinfo, so
+/// `resolve(host, port, address_format::ip)` and
+/// `resolve(host, port, {address_format::ip, resolve_method::rdma_getaddrinfo})`
+/// both read.
+struct resolve_query {
+    /// A query in `f`, looked up with getaddrinfo.
+    resolve_query(address_format f) : format(f) {} // NOLINT: converts on purpose
+    /// A query in `f`, looked up with `m`.
+    resolve_query(address_format f, resolve_method m) : format(f), method(m) {}
+
+    /// How the host is written.
+    address_format format;
+    /// Which lookup runs.
+    resolve_method method = resolve_method::getaddrinfo;
 };
 
 namespace detail {
@@ -130,25 +167,25 @@ public:
     /// /etc/services) on the calling thread, blocking it. Throws
     /// boost::system::system_error on failure; on success the vector is not
     /// empty.
-    results_type resolve(std::string_view host, std::string_view service, address_format format) {
+    results_type resolve(std::string_view host, std::string_view service, resolve_query query) {
         boost::system::error_code ec;
-        auto endpoints = resolve(host, service, format, ec);
+        auto endpoints = resolve(host, service, query, ec);
         if (ec)
             throw boost::system::system_error(ec, "resolve");
         return endpoints;
     }
 
     /// As the overload above, but reports a failure in `ec` instead of throwing.
-    results_type resolve(std::string_view host, std::string_view service, address_format format,
+    results_type resolve(std::string_view host, std::string_view service, resolve_query query,
                          boost::system::error_code& ec) {
-        return resolve_now(host, service, format, false, ec);
+        return resolve_now(host, service, query, false, ec);
     }
 
     /// As resolve, but an empty host yields the wildcard address to bind.
     results_type resolve_passive(std::string_view host, std::string_view service,
-                                 address_format format) {
+                                 resolve_query query) {
         boost::system::error_code ec;
-        auto endpoints = resolve_passive(host, service, format, ec);
+        auto endpoints = resolve_passive(host, service, query, ec);
         if (ec)
             throw boost::system::system_error(ec, "resolve");
         return endpoints;
@@ -156,23 +193,28 @@ public:
 
     /// As the overload above, but reports a failure in `ec` instead of throwing.
     results_type resolve_passive(std::string_view host, std::string_view service,
-                                 address_format format, boost::system::error_code& ec) {
-        return resolve_now(host, service, format, true, ec);
+                                 resolve_query query, boost::system::error_code& ec) {
+        return resolve_now(host, service, query, true, ec);
     }
 
-    /// Starts looking up `host` and `service` as `format` says, for a client:
+    /// Starts looking up `host` and `service` as `query` says, for a client:
     /// an empty host means the loopback address. Name lookups ask for every
     /// family (AF_UNSPEC, without AI_ADDRCONFIG, as riostream does); `ip` and
     /// `ipv6` take only a numeric address of their family (AI_NUMERICHOST)
     /// and refuse anything else with an error rather than a lookup. Both
-    /// strings are copied before this returns.
+    /// strings are copied before this returns. With
+    /// resolve_method::rdma_getaddrinfo the lookup is librdmacm's, with the
+    /// hints riostream and rstream give it; it yields one endpoint (the
+    /// first address getaddrinfo finds, as librdmacm keeps only that).
     ///
     /// On success the vector holds at least one endpoint, in getaddrinfo's
     /// order. Errors are those of boost::asio::ip::tcp::resolver (for example
-    /// boost::asio::error::host_not_found or service_not_found), plus
-    /// operation_not_supported for address_format::gid and operation_aborted
-    /// after cancellation. The handler is never invoked from within this
-    /// function.
+    /// boost::asio::error::host_not_found or service_not_found), also with
+    /// rdma_getaddrinfo, plus operation_not_supported for address_format::gid
+    /// with getaddrinfo, corio::error::ib_address_unsupported for it with
+    /// rdma_getaddrinfo, ENODEV from rdma_getaddrinfo without an RDMA
+    /// device, and operation_aborted after cancellation. The handler is never
+    /// invoked from within this function.
     ///
     /// @par Completion Signature
     /// @code void(boost::system::error_code, std::vector<boost::asio::ip::tcp::endpoint>) @endcode
@@ -182,16 +224,17 @@ public:
     /// has no side effect to undo. Once the bound signal is emitted, the
     /// operation completes with operation_aborted and no endpoints, even if
     /// getaddrinfo has already answered. A lookup not yet begun is dropped at
-    /// once; one already inside getaddrinfo cannot be interrupted, so the
-    /// handler runs when it returns. Other operations of this resolver are
-    /// not affected.
+    /// once (with rdma_getaddrinfo: when its turn on the lookup thread comes,
+    /// without running); one already inside the lookup cannot be
+    /// interrupted, so the handler runs when it returns. Other operations of
+    /// this resolver are not affected.
     template <boost::asio::completion_token_for<void(boost::system::error_code, results_type)>
                   Token = boost::asio::default_completion_token_t<executor_type>>
-    auto async_resolve(std::string_view host, std::string_view service, address_format format,
+    auto async_resolve(std::string_view host, std::string_view service, resolve_query query,
                        Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, results_type)>(
             initiate_async_resolve(state_), token, std::string(host), std::string(service),
-            format, false);
+            query, false);
     }
 
     /// As async_resolve, for a server: an empty host means the wildcard
@@ -207,10 +250,10 @@ public:
     template <boost::asio::completion_token_for<void(boost::system::error_code, results_type)>
                   Token = boost::asio::default_completion_token_t<executor_type>>
     auto async_resolve_passive(std::string_view host, std::string_view service,
-                               address_format format, Token&& token = {}) {
+                               resolve_query query, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, results_type)>(
             initiate_async_resolve(state_), token, std::string(host), std::string(service),
-            format, true);
+            query, true);
     }
 
 private:
@@ -240,8 +283,11 @@ private:
     }
 
     results_type resolve_now(std::string_view host, std::string_view service,
-                             address_format format, bool passive, boost::system::error_code& ec) {
-        const auto hints = detail::hints_for(format, passive, ec);
+                             resolve_query query, bool passive, boost::system::error_code& ec) {
+        if (query.method == resolve_method::rdma_getaddrinfo)
+            return detail::rdma_cm_lookup(std::string(host), std::string(service), query.format,
+                                          passive, ec);
+        const auto hints = detail::hints_for(query.format, passive, ec);
         if (ec)
             return {};
         const auto results =
@@ -255,14 +301,20 @@ private:
     class resolve_op {
     public:
         resolve_op(std::shared_ptr<state> s, std::string host, std::string service,
-                   address_format format, bool passive)
+                   resolve_query query, bool passive)
             : state_(std::move(s)), host_(std::move(host)), service_(std::move(service)),
-              format_(format), passive_(passive) {}
+              query_(query), passive_(passive) {}
 
         template <class Self>
         void operator()(Self& self) {
+            if (query_.method == resolve_method::rdma_getaddrinfo) {
+                generation_ = state_->cancellations.load();
+                self.reset_cancellation_state(boost::asio::enable_total_cancellation());
+                start_rdma_cm(self);
+                return;
+            }
             boost::system::error_code ec;
-            hints_ = detail::hints_for(format_, passive_, ec);
+            hints_ = detail::hints_for(query_.format, passive_, ec);
             if (ec) {
                 // Through post: a handler must not run inside the initiating
                 // function. The executor is taken first because moving `self`
@@ -280,6 +332,18 @@ private:
         template <class Self>
         void operator()(Self& self, boost::system::error_code ec) {
             self.complete(ec, results_type{});
+        }
+
+        // Completion of an rdma_getaddrinfo lookup, back on the handler's
+        // executor.
+        template <class Self>
+        void operator()(Self& self, boost::system::error_code ec, results_type results) {
+            if (self.cancelled() != boost::asio::cancellation_type::none ||
+                state_->cancellations.load() != generation_) {
+                self.complete(boost::asio::error::operation_aborted, results_type{});
+                return;
+            }
+            self.complete(ec, ec ? results_type{} : std::move(results));
         }
 
         template <class Self>
@@ -302,6 +366,31 @@ private:
         }
 
     private:
+        // The lookup blocks, so it runs on the context's lookup thread, which
+        // posts the result back through the handler's executor. A
+        // cancellation cannot reach into rdma_getaddrinfo; the flag only
+        // keeps a lookup that has not begun from running.
+        template <class Self>
+        void start_rdma_cm(Self& self) {
+            auto cancelled = std::make_shared<std::atomic<bool>>(false);
+            if (auto slot = self.get_cancellation_state().slot(); slot.is_connected())
+                slot.assign([cancelled](boost::asio::cancellation_type) { cancelled->store(true); });
+            auto& lookups = boost::asio::use_service<detail::rdma_cm_lookup_service>(
+                boost::asio::query(state_->resolver.get_executor(),
+                                   boost::asio::execution::context));
+            // Copies first: moving `self` moves this object too.
+            auto job = [s = state_, generation = generation_, host = host_, service = service_,
+                        format = query_.format, passive = passive_, cancelled,
+                        self = std::move(self)]() mutable {
+                boost::system::error_code ec = boost::asio::error::operation_aborted;
+                results_type found;
+                if (!cancelled->load() && s->cancellations.load() == generation)
+                    found = detail::rdma_cm_lookup(host, service, format, passive, ec);
+                boost::asio::post(boost::asio::append(std::move(self), ec, std::move(found)));
+            };
+            lookups.run(std::move(job));
+        }
+
         template <class Self>
         void start(Self& self) {
             // composed_op clears the slot before every step, so it is armed
@@ -325,7 +414,7 @@ private:
         std::shared_ptr<state> state_;
         std::string host_;
         std::string service_;
-        address_format format_;
+        resolve_query query_;
         bool passive_;
         detail::resolve_hints hints_;
         std::uint64_t generation_ = 0;
@@ -341,9 +430,9 @@ private:
 
         template <class Handler>
         void operator()(Handler&& handler, std::string host, std::string service,
-                        address_format format, bool passive) const {
+                        resolve_query query, bool passive) const {
             boost::asio::async_compose<Handler, void(boost::system::error_code, results_type)>(
-                resolve_op(state_, std::move(host), std::move(service), format, passive),
+                resolve_op(state_, std::move(host), std::move(service), query, passive),
                 handler, state_->resolver);
         }
 

@@ -28,6 +28,8 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <corio/error.hpp>
+#include <corio/rdma_available.hpp>
 #include <corio/resolver.hpp>
 
 #include "skip_if.hpp"
@@ -58,11 +60,11 @@ struct outcome {
 
 /// Runs one async_resolve with a callback to its end.
 outcome resolve_with_callback(std::string_view host, std::string_view service,
-                              address_format format) {
+                              corio::resolve_query query) {
     asio::io_context context;
     corio::resolver resolver(context);
     outcome out;
-    resolver.async_resolve(host, service, format, out.handler());
+    resolver.async_resolve(host, service, query, out.handler());
     context.run();
     BOOST_TEST_REQUIRE(out.ec.has_value(), "the handler never ran");
     return out;
@@ -163,7 +165,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_service_is_an_error) {
     BOOST_TEST(out.results.empty());
 }
 
-BOOST_AUTO_TEST_CASE(gid_is_not_supported_yet_and_completes_through_the_executor) {
+BOOST_AUTO_TEST_CASE(getaddrinfo_cannot_read_a_gid_and_says_so_through_the_executor) {
     asio::io_context context;
     corio::resolver resolver(context);
     outcome out;
@@ -408,4 +410,30 @@ BOOST_AUTO_TEST_CASE(a_moved_resolver_keeps_its_operations) {
     context.run();
     BOOST_TEST_REQUIRE(!*out.ec, out.ec->message());
     BOOST_TEST((second.get_executor() == corio::resolver::executor_type(context.get_executor())));
+}
+
+namespace {
+
+std::optional<std::string> an_rdma_device_exists() {
+    if (!corio::rdma_available())
+        return std::nullopt;
+    return "this host has an RDMA device (resolver_rdma_test covers it)";
+}
+
+} // namespace
+
+// rdma_getaddrinfo needs an RDMA device before it looks anything up: the
+// error says so, through either call, and matches corio's condition.
+BOOST_AUTO_TEST_CASE(rdma_getaddrinfo_without_an_rdma_device_says_so,
+                     *corio::test::skip_if(an_rdma_device_exists)) {
+    const corio::resolve_query query{address_format::ip, corio::resolve_method::rdma_getaddrinfo};
+    asio::io_context context;
+    corio::resolver resolver(context);
+    error_code ec;
+    BOOST_TEST(resolver.resolve("127.0.0.1", "7471", query, ec).empty());
+    BOOST_TEST((ec == corio::condition::no_rdma_device), ec.message());
+    auto out = resolve_with_callback("127.0.0.1", "7471", query);
+    BOOST_TEST_REQUIRE(out.ec.has_value());
+    BOOST_TEST((*out.ec == corio::condition::no_rdma_device), out.ec->message());
+    BOOST_TEST(out.results.empty());
 }

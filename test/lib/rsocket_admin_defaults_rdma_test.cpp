@@ -48,26 +48,21 @@ int admin_default(const std::string& name) {
 /// Every default get_option reports, checked against the files. The values
 /// the script writes are ones rdma-core v44 keeps as they are (it raises a
 /// wmem_default below 2048 and rounds iomap_size to what its scale holds).
+template <class Option>
+int reported(const corio::stream& s) {
+    Option option;
+    s.get_option(option);
+    return option.value();
+}
+
 void check_defaults(const corio::stream& s, const char* which) {
     BOOST_TEST_CONTEXT(which) {
-        socket_base::receive_buffer_size receive;
-        s.get_option(receive);
-        BOOST_TEST(receive.value() == admin_default("mem_default"));
-        socket_base::send_buffer_size send;
-        s.get_option(send);
-        BOOST_TEST(send.value() == admin_default("wmem_default"));
-        socket_base::sq_size sq;
-        s.get_option(sq);
-        BOOST_TEST(sq.value() == admin_default("sqsize_default"));
-        socket_base::rq_size rq;
-        s.get_option(rq);
-        BOOST_TEST(rq.value() == admin_default("rqsize_default"));
-        socket_base::inline_size inline_bytes;
-        s.get_option(inline_bytes);
-        BOOST_TEST(inline_bytes.value() == admin_default("inline_default"));
-        socket_base::iomap_size iomap;
-        s.get_option(iomap);
-        BOOST_TEST(iomap.value() == admin_default("iomap_size"));
+        BOOST_TEST(reported<socket_base::receive_buffer_size>(s) == admin_default("mem_default"));
+        BOOST_TEST(reported<socket_base::send_buffer_size>(s) == admin_default("wmem_default"));
+        BOOST_TEST(reported<socket_base::sq_size>(s) == admin_default("sqsize_default"));
+        BOOST_TEST(reported<socket_base::rq_size>(s) == admin_default("rqsize_default"));
+        BOOST_TEST(reported<socket_base::inline_size>(s) == admin_default("inline_default"));
+        BOOST_TEST(reported<socket_base::iomap_size>(s) == admin_default("iomap_size"));
     }
 }
 

@@ -139,11 +139,18 @@ BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {
     BOOST_TEST((settle({}, true).settings.host_format == corio::address_format::name));
 }
 
-BOOST_AUTO_TEST_CASE(rdma_cm_resolution_is_not_supported_yet) {
-    BOOST_TEST(refusal({"-f", "gid"}, true) ==
-               "-f gid is not supported yet (it needs rdma_getaddrinfo)");
-    BOOST_TEST(refusal({"-T", "r"}, true) ==
-               "-T r is not supported yet (it needs rdma_getaddrinfo)");
+BOOST_AUTO_TEST_CASE(t_r_and_f_gid_resolve_with_rdma_getaddrinfo) {
+    BOOST_TEST((settle({}, true).settings.lookup == corio::resolve_method::getaddrinfo));
+    BOOST_TEST((settle({"-T", "r"}, true).settings.lookup ==
+                corio::resolve_method::rdma_getaddrinfo));
+    BOOST_TEST((settle({"-T", "resolve"}, false).settings.lookup ==
+                corio::resolve_method::rdma_getaddrinfo));
+    const auto gid = settle({"-f", "gid"}, true).settings;
+    BOOST_TEST((gid.lookup == corio::resolve_method::rdma_getaddrinfo));
+    BOOST_TEST((gid.host_format == corio::address_format::gid));
+    // A GID needs rsockets: where auto falls back to tcp, the run cannot go.
+    BOOST_TEST(refusal({"-f", "gid"}, false) ==
+               "-f gid needs rsockets; kernel TCP has no AF_IB (no RDMA device here)");
 }
 
 BOOST_AUTO_TEST_CASE(keepalive_beyond_tcp_keepidle_is_refused) {

@@ -28,10 +28,6 @@ corio::address_format corio_format(address_format format) {
 } // namespace
 
 run_settings settle_run_settings(const options& opts, bool rdma_available, std::ostream& notices) {
-    if (opts.host_format == address_format::gid)
-        throw run_error("-f gid is not supported yet (it needs rdma_getaddrinfo)");
-    if (opts.rdma_cm_resolve)
-        throw run_error("-T r is not supported yet (it needs rdma_getaddrinfo)");
 
     if (opts.keepalive_seconds > static_cast<std::size_t>(
                                      corio::socket_base::keep_alive::max_idle.count()))
@@ -41,6 +37,9 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
 
     run_settings settings;
     settings.host_format = corio_format(opts.host_format);
+    // -T r, and -f gid (which sets it too, as in riostream and rstream).
+    settings.lookup = opts.rdma_cm_resolve ? corio::resolve_method::rdma_getaddrinfo
+                                           : corio::resolve_method::getaddrinfo;
     // riostream's -T b and -T n choose whether its calls sleep or spin, and
     // -T a only adds an rpoll before each call with the same choice (timeout
     // -1 when blocking, else 0). corio's calls never block and always wait
@@ -68,6 +67,9 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
                             "during a receive, so use --notify message or --data-path stream");
         settings.notify = notify_method::message;
     }
+
+    if (opts.host_format == address_format::gid && settings.transport == corio::transport::tcp)
+        throw run_error("-f gid needs rsockets; kernel TCP has no AF_IB (no RDMA device here)");
 
     // One line, first, for every choice the command line did not make, so
     // that a run says what it measured.

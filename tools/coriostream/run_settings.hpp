@@ -18,6 +18,8 @@ struct run_settings {
     notify_method notify = notify_method::marker;
     corio::poll_mode polling = corio::poll_mode::thread;
     corio::address_format host_format = corio::address_format::name;
+    /// getaddrinfo, or rdma_getaddrinfo for -T r and -f gid.
+    corio::resolve_method lookup = corio::resolve_method::getaddrinfo;
 };
 
 /// Settles the transport (--transport auto takes rsockets when
@@ -29,8 +31,8 @@ struct run_settings {
 /// kernel-socket mode, whose peer may be rstream) takes the stream path.
 /// Where auto falls back to tcp, or the iomap path runs emulated, it writes
 /// one line saying so to `notices`. Throws run_error for what cannot run:
-/// --notify marker on tcp, -f gid or -T r, which need rdma_getaddrinfo, and
-/// a -k beyond Linux's TCP_KEEPIDLE limit.
+/// --notify marker on tcp, -f gid where no RDMA device makes rsockets the
+/// transport, and a -k beyond Linux's TCP_KEEPIDLE limit.
 run_settings settle_run_settings(const options& opts, bool rdma_available, std::ostream& notices);
 
 } // namespace coriostream

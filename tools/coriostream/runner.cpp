@@ -88,17 +88,20 @@ boost::asio::awaitable<runner::endpoints> runner::resolve(const std::string& hos
     corio::resolver resolver(executor);
     boost::system::error_code ec;
     endpoints found;
+    const corio::resolve_query query{settings_.host_format, settings_.lookup};
     if (passive)
         found = co_await resolver.async_resolve_passive(
-            host, opts_.port, settings_.host_format,
-            boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+            host, opts_.port, query, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
     else
         found = co_await resolver.async_resolve(
-            host, opts_.port, settings_.host_format,
-            boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    if (ec)
-        throw run_error("getaddrinfo " + (host.empty() ? std::string("*") : host) + ":" +
-                        opts_.port + ": " + ec.message());
+            host, opts_.port, query, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (ec) {
+        const char* call = settings_.lookup == corio::resolve_method::rdma_getaddrinfo
+                               ? "rdma_getaddrinfo "
+                               : "getaddrinfo ";
+        throw run_error(call + (host.empty() ? std::string("*") : host) + ":" + opts_.port +
+                        ": " + ec.message());
+    }
     co_return found;
 }
 

@@ -157,6 +157,26 @@ run_mixed_pair corio-client-verify-small custom rstream coriostream -T v -S 100 
 run_mixed_pair corio-server-verify-small custom coriostream rstream -T v -S 100 -C 5 -I 40
 run_mixed_pair corio-client-verify-large custom rstream coriostream -T v -S 1000000 -C 3 -I 4
 run_mixed_pair corio-server-verify-large custom coriostream rstream -T v -S 1000000 -C 3 -I 4
+# -T r: both ends look their address up with rdma_getaddrinfo.
+run_mixed_pair corio-client-rdma-cm custom rstream coriostream -T r -T v -S 1000 -C 20 -I 5
+run_mixed_pair corio-server-rdma-cm custom coriostream rstream -T r -T v -S 1000 -C 20 -I 5
+# -f gid reads the rxe device's GID as an InfiniBand (AF_IB) address, which
+# corio refuses with one line (rdma-core's own tools fail to bind it on
+# RoCE: doc/architecture.md).
+gid=$(cat /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null) || gid=
+if [ -z "$gid" ]; then
+    fail "no GID 1 on rxe0 to try -f gid with"
+else
+    command_for coriostream
+    "${command[@]}" -f gid -s "$gid" >"$workdir/gid.out" 2>"$workdir/gid.err"
+    st=$?
+    want="coriostream: rdma_getaddrinfo $gid:7471: InfiniBand (AF_IB) addresses are not supported: corio connects to IP addresses"
+    if [ "$st" != 1 ] || [ "$(cat "$workdir/gid.err")" != "$want" ]; then
+        fail "-f gid $gid: exit $st, stderr: $(cat "$workdir/gid.err")"
+    else
+        note "-f gid $gid: refused with exit 1 as expected"
+    fi
+fi
 
 note "times: $(IFS=,; echo "${timings[*]}")"
 interop_finish
