@@ -18,7 +18,7 @@
 #include "coroutine_test.hpp"
 #include "transport_under_test.hpp"
 
-// An administrator's defaults for rsockets (rsocket(7): the files under
+// An administrator's defaults for rsockets (the rsocket man page: the files under
 // /etc/rdma/rsocket, read once per process at its first rsocket) reach
 // corio's streams: what a stream reports through get_option, when the
 // application sets nothing, is what the files say. Run by

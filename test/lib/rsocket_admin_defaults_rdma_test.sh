@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rsocket_admin_defaults_rdma_test.sh TEST
 # Runs TEST (rsocket_admin_defaults_rdma_test) with an administrator's
-# defaults for rsockets in /etc/rdma/rsocket (rsocket(7)), written to a
+# defaults for rsockets in /etc/rdma/rsocket, as the rsocket man page has them, written to a
 # tmpfs in a mount namespace of its own: nothing outside this run sees them.
 # The values differ from rdma-core's built-in defaults and are ones v44
 # keeps as written; wake_up_interval is a minute. Needs root (the Soft-RoCE

@@ -116,11 +116,11 @@ BOOST_AUTO_TEST_CASE(the_test_letters_choose_the_poll_mode_as_riostream_waits) {
         return settle(args, true).settings.polling;
     };
     // riostream's default and -T n spin on EAGAIN; -T a alone spins in
-    // rpoll(..., 0).
+    // rpoll with timeout 0.
     BOOST_TEST((polling({}) == corio::poll_mode::busy));
     BOOST_TEST((polling({"-T", "n"}) == corio::poll_mode::busy));
     BOOST_TEST((polling({"-T", "a"}) == corio::poll_mode::busy));
-    // -T b sleeps in its calls, or in rpoll(..., -1) with -T a.
+    // -T b sleeps in its calls, or in rpoll with timeout -1 with -T a.
     BOOST_TEST((polling({"-T", "b"}) == corio::poll_mode::thread));
     BOOST_TEST((polling({"-T", "a", "-T", "b"}) == corio::poll_mode::thread));
     BOOST_TEST((polling({"-T", "blocking"}) == corio::poll_mode::thread));

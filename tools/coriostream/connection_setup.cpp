@@ -65,7 +65,7 @@ void set_common_options(Socket& socket, const socket_setup& setup) {
 
 // The options rsockets take only before connect or listen. iomap_size is
 // one on tcp too: there it moves the connection to corio's framed
-// emulation of riomap and riowrite (doc/tcp-transport.md).
+// emulation of riomap and riowrite, doc/tcp-transport.md.
 template <class Socket>
 void set_rdma_options(Socket& socket, const socket_setup& setup) {
     if (setup.iomap)

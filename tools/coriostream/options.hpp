@@ -34,7 +34,7 @@ enum class output_format { table, json, csv };
 /// --poll-mode: who waits for readiness. thread is corio's rpoll service
 /// thread, which sleeps in rpoll as riostream's -T b sleeps in its calls;
 /// busy spins on rpoll with timeout 0, as riostream's default (-T n) spins
-/// on EAGAIN and its nonblocking -T a on rpoll(…, 0).
+/// on EAGAIN and its nonblocking -T a on rpoll with timeout 0.
 enum class poll_mode { thread, busy };
 
 /// riostream sets SO_SNDBUF and SO_RCVBUF to this unless -B says otherwise.

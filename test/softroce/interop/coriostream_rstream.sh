@@ -8,7 +8,7 @@
 # of the default series, or the one custom row.
 #
 # With the argument `preload` it runs instead the checks of rdma-core's
-# preload library (rsocket(7): librspreload under the library directory's
+# preload library (the rsocket man page: librspreload under the library directory's
 # rsocket/ folder turns an unmodified program's kernel sockets into
 # rsockets): rstream -T s (rstream on kernel sockets) preloaded, with -T v,
 # as client of a coriostream server and as server of a coriostream client,
