@@ -48,10 +48,15 @@ error_code start_connect(rpoll_service& service, socket_impl& impl, transport t,
         if (const auto ec = open_socket(service, impl, t, peer.protocol().family()))
             return ec;
     }
+    std::lock_guard io_lock(impl.io_mutex_);
+    // close() may run on another thread between the open above and here (the
+    // lock was let go in between): the descriptor is gone, and connecting
+    // would dereference its cleared ops.
+    if (!impl.socket_.is_valid())
+        return boost::asio::error::bad_descriptor;
     if (impl.phase_ != socket_impl::phase::open)
         return impl.phase_ == socket_impl::phase::connected ? boost::asio::error::already_connected
                                                              : boost::asio::error::invalid_argument;
-    std::lock_guard io_lock(impl.io_mutex_);
     framed_tcp::adopt_if_requested(impl.socket_);
     return retry_connect(service, impl, peer, state);
 }
