@@ -16,6 +16,7 @@
 #include <corio/detail/accept_admission.hpp>
 #include <corio/detail/accept_operation.hpp>
 #include <corio/detail/socket_control.hpp>
+#include <corio/detail/wait_initiation.hpp>
 #include <corio/rpoll_service.hpp>
 #include <corio/transport.hpp>
 
@@ -314,6 +315,41 @@ public:
         return boost::asio::async_initiate<AcceptToken, void(boost::system::error_code)>(
             initiate_async_accept_into(this), token, &peer);
     }
+
+    /// What async_wait waits for: wait_read (a connection to accept),
+    /// wait_write, wait_error, as boost::asio::socket_base's.
+    using wait_type = boost::asio::socket_base::wait_type;
+
+    /// Waits until the acceptor is ready for `what` without accepting, as
+    /// boost::asio::basic_socket_acceptor::async_wait. On a listening
+    /// rsocket wait_read is re-checked like an accept
+    /// (rpoll_service::accept_retry_interval).
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code) @endcode
+    ///
+    /// @par Per-Operation Cancellation
+    /// Terminal, partial and total: completes with operation_aborted.
+    template <class WaitToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_wait(wait_type what,
+                    WaitToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<WaitToken, void(boost::system::error_code)>(
+            detail::wait_initiation<Executor>(*service_, impl_shared(), executor_), token, what);
+    }
+
+    /// Records the acceptor's mode, as Asio's non_blocking; corio's accepts
+    /// are all asynchronous, so it changes no call of this class today.
+    void non_blocking(bool mode) {
+        boost::system::error_code ec;
+        non_blocking(mode, ec);
+        detail::throw_if(ec, "non_blocking");
+    }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
+    void non_blocking(bool mode, boost::system::error_code& ec) {
+        ec = detail::set_non_blocking(*live(), mode);
+    }
+    /// The mode non_blocking(bool) set; false for a closed acceptor.
+    bool non_blocking() const noexcept { return is_open() && impl_->non_blocking_; }
 
 private:
     detail::socket_impl* live() {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -16,6 +17,7 @@
 #include <corio/detail/datagram_control.hpp>
 #include <corio/detail/socket_control.hpp>
 #include <corio/detail/socket_impl.hpp>
+#include <corio/detail/wait_initiation.hpp>
 #include <corio/rpoll_service.hpp>
 #include <corio/stall_timeout.hpp>
 #include <corio/transport.hpp>
@@ -31,7 +33,8 @@ inline void throw_if(const boost::system::error_code& ec, const char* what) {
 
 /// What streams (basic_stream) and datagram sockets (basic_datagram_socket)
 /// share, as boost::asio::basic_socket is shared by Asio's: opening, closing,
-/// cancelling, options, endpoints, binding and shutdown. `Protocol` is
+/// cancelling, options, endpoints, binding, shutdown and the reactor-style
+/// calls (async_wait, non_blocking, available). `Protocol` is
 /// boost::asio::ip::tcp or boost::asio::ip::udp; it gives the endpoint type
 /// and the kind of socket open() makes.
 ///
@@ -43,6 +46,10 @@ inline void throw_if(const boost::system::error_code& ec, const char* what) {
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: unsafe, as with Asio's sockets;
 /// use a strand when several threads run the io_context.
+///
+/// @par Per-Operation Cancellation
+/// async_wait supports terminal, partial and total cancellation: a pending
+/// wait completes with boost::asio::error::operation_aborted.
 template <class Protocol, class Executor = boost::asio::any_io_executor>
 class basic_socket {
 public:
@@ -62,6 +69,14 @@ public:
     static constexpr shutdown_type shutdown_send = boost::asio::socket_base::shutdown_send;
     /// shutdown(): both directions.
     static constexpr shutdown_type shutdown_both = boost::asio::socket_base::shutdown_both;
+    /// What async_wait waits for, as boost::asio::socket_base's.
+    using wait_type = boost::asio::socket_base::wait_type;
+    /// async_wait(): readable (data, a connection to accept, or the peer's end).
+    static constexpr wait_type wait_read = boost::asio::socket_base::wait_read;
+    /// async_wait(): writable.
+    static constexpr wait_type wait_write = boost::asio::socket_base::wait_write;
+    /// async_wait(): an error or urgent data (POLLPRI, POLLERR, POLLHUP).
+    static constexpr wait_type wait_error = boost::asio::socket_base::wait_error;
 
     basic_socket(const basic_socket&) = delete;
     basic_socket& operator=(const basic_socket&) = delete;
@@ -228,6 +243,62 @@ public:
                 ec = option.query(*impl_->socket_.ops(), impl_->socket_.get());
             }
         }
+    }
+
+    /// Waits until the socket is ready for `what`, moving no data, as
+    /// boost::asio::basic_socket::async_wait: with non_blocking(true) and
+    /// read_some/write_some, a coroutine tries first and waits only when a
+    /// call reports would_block. An error or hang-up ends every kind of
+    /// wait; the next call reports it.
+    ///
+    /// @par Completion Signature
+    /// @code void(boost::system::error_code) @endcode
+    /// boost::asio::error::bad_descriptor when the socket is closed,
+    /// invalid_argument for a `what` that is no wait_type.
+    ///
+    /// @par Per-Operation Cancellation
+    /// Terminal, partial and total: completes with operation_aborted.
+    template <class WaitToken = boost::asio::default_completion_token_t<executor_type>>
+    auto async_wait(wait_type what,
+                    WaitToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+        return boost::asio::async_initiate<WaitToken, void(boost::system::error_code)>(
+            detail::wait_initiation<Executor>(*service_, impl_shared(), executor_), token, what);
+    }
+
+    /// Sets the socket's mode, as boost::asio::basic_socket::non_blocking:
+    /// with true, read_some, write_some (and a stream's iowrite) make one
+    /// call and report boost::asio::error::would_block instead of waiting.
+    /// Asynchronous operations are not affected. A socket opens blocking.
+    void non_blocking(bool mode) {
+        boost::system::error_code ec;
+        non_blocking(mode, ec);
+        detail::throw_if(ec, "non_blocking");
+    }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
+    void non_blocking(bool mode, boost::system::error_code& ec) {
+        ec = detail::set_non_blocking(*live(), mode);
+    }
+    /// The mode non_blocking(bool) set; false for a closed socket.
+    bool non_blocking() const noexcept { return is_open() && impl_->non_blocking_; }
+
+    /// How many bytes a read can take now without waiting. Exact on kernel
+    /// sockets (FIONREAD); on rsockets, what their receive buffer holds
+    /// (counted with a peek, which copies it: not a data-path call); on the
+    /// framed tcp transport a lower bound, the part of the current data
+    /// frame that has arrived.
+    std::size_t available() const {
+        boost::system::error_code ec;
+        const auto n = available(ec);
+        detail::throw_if(ec, "available");
+        return n;
+    }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
+    std::size_t available(boost::system::error_code& ec) const {
+        if (!impl_) {
+            ec = boost::asio::error::bad_descriptor;
+            return 0;
+        }
+        return detail::socket_available(*impl_, ec);
     }
 
 protected:

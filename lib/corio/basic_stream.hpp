@@ -40,9 +40,10 @@ namespace corio {
 /// use a strand when several threads run the io_context.
 ///
 /// @par Per-Operation Cancellation
-/// async_read_some, async_write_some, async_receive, async_send and
-/// async_connect support terminal, partial and total cancellation: a pending
-/// operation completes with boost::asio::error::operation_aborted. An operation that has already
+/// async_read_some, async_write_some, async_receive, async_send,
+/// async_connect and async_wait support terminal, partial and total
+/// cancellation: a pending operation completes with
+/// boost::asio::error::operation_aborted. An operation that has already
 /// moved bytes completes with them instead; bytes are never dropped.
 template <class Executor = boost::asio::any_io_executor>
 class basic_stream : public basic_socket<boost::asio::ip::tcp, Executor> {
@@ -85,7 +86,10 @@ public:
     /// Returns this stream (Asio's layered-stream convention).
     basic_stream& lowest_layer() noexcept { return *this; }
 
-    /// Blocking reads and writes, for code that wants no io_context.
+    /// Blocking reads and writes, for code that wants no io_context. With
+    /// non_blocking(true) each makes one call instead and reports
+    /// boost::asio::error::would_block when it would wait (Asio's try-first
+    /// pattern, with async_wait).
     template <class MutableBufferSequence>
     std::size_t read_some(const MutableBufferSequence& buffers) {
         boost::system::error_code ec;
@@ -96,9 +100,7 @@ public:
     /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class MutableBufferSequence>
     std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
-        const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::read, iov.data(), iov.count(),
-                                         iov.total_size(), ec);
+        return transfer(detail::wait_kind::read, detail::buffer_iovecs(buffers), ec);
     }
     /// Writes at least one byte, blocking the calling thread. Throws boost::system::system_error on
     /// failure.
@@ -112,9 +114,7 @@ public:
     /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class ConstBufferSequence>
     std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
-        const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::write, iov.data(),
-                                         iov.count(), iov.total_size(), ec);
+        return transfer(detail::wait_kind::write, detail::buffer_iovecs(buffers), ec);
     }
 
     /// Connects to `peer`, opening a socket of the stream's transport first
@@ -162,7 +162,8 @@ public:
     // v44 ignores the rest in silence), nor does the framed tcp transport:
     // there a flag other than message_peek, and message_peek on send, is
     // refused with operation_not_supported before anything moves. Plain
-    // kernel tcp passes every flag to the kernel.
+    // kernel tcp passes every flag to the kernel. With non_blocking(true)
+    // the blocking send and receive make one call, as read_some does.
 
     /// Writes at least one byte with `flags`, blocking the calling thread.
     /// Throws boost::system::system_error on failure.
@@ -178,9 +179,7 @@ public:
     template <class ConstBufferSequence>
     std::size_t send(const ConstBufferSequence& buffers,
                      boost::asio::socket_base::message_flags flags, boost::system::error_code& ec) {
-        const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::write, iov.data(),
-                                         iov.count(), iov.total_size(), ec, flags);
+        return transfer(detail::wait_kind::write, detail::buffer_iovecs(buffers), ec, flags);
     }
     /// Reads at least one byte with `flags` (message_peek: leaves them to
     /// be read again), blocking the calling thread. Throws
@@ -198,9 +197,7 @@ public:
     std::size_t receive(const MutableBufferSequence& buffers,
                         boost::asio::socket_base::message_flags flags,
                         boost::system::error_code& ec) {
-        const detail::buffer_iovecs iov(buffers);
-        return detail::blocking_transfer(*service_, *live(), detail::wait_kind::read, iov.data(),
-                                         iov.count(), iov.total_size(), ec, flags);
+        return transfer(detail::wait_kind::read, detail::buffer_iovecs(buffers), ec, flags);
     }
 
     /// async_write_some under Asio's other name.
@@ -301,8 +298,38 @@ public:
             initiate_async_iowrite(this), token, buffer, remote_offset);
     }
 
+    /// async_iowrite's synchronous counterpart: writes all of `buffer`,
+    /// waiting on this thread when the peer's side has no room. With
+    /// non_blocking(true) it stops when a call would block instead and
+    /// returns the bytes written so far (boost::asio::error::would_block
+    /// when none): write the rest later, after async_wait(wait_write).
+    /// Errors as for async_iowrite. Throws boost::system::system_error on
+    /// failure.
+    std::size_t iowrite(boost::asio::const_buffer buffer, off_t remote_offset) {
+        boost::system::error_code ec;
+        const auto n = iowrite(buffer, remote_offset, ec);
+        detail::throw_if(ec, "iowrite");
+        return n;
+    }
+    /// As the overload above, but reports a failure in `ec` instead of throwing.
+    std::size_t iowrite(boost::asio::const_buffer buffer, off_t remote_offset,
+                        boost::system::error_code& ec) {
+        return detail::socket_iowrite(*service_, *live(), buffer.data(), buffer.size(),
+                                      remote_offset, ec);
+    }
+
 private:
     friend struct detail::stream_access;
+
+    std::size_t transfer(detail::wait_kind kind, const detail::buffer_iovecs& iov,
+                         boost::system::error_code& ec, int flags = 0) {
+        auto& impl = *live();
+        if (impl.non_blocking_)
+            return detail::try_transfer(impl, kind, iov.data(), iov.count(), iov.total_size(), ec,
+                                        flags);
+        return detail::blocking_transfer(*service_, impl, kind, iov.data(), iov.count(),
+                                         iov.total_size(), ec, flags);
+    }
 
     class initiate_async_iowrite {
     public:

@@ -91,7 +91,7 @@ void rpoll_service::shutdown() {
     std::vector<rpoll_operation*> pending;
     lock.lock();
     for (auto& [id, impl] : impls_) {
-        for (auto* queue : {&impl->reads_, &impl->writes_}) {
+        for (auto* queue : impl->queues()) {
             pending.insert(pending.end(), queue->ops.begin(), queue->ops.end());
             queue->ops.clear();
             queue_changed(*impl, *queue);
@@ -117,6 +117,7 @@ void rpoll_service::set_mode(poll_mode mode, const boost::asio::any_io_executor&
     std::unique_lock lock(mutex_);
     mode_ = mode;
     busy_executor_ = busy_executor;
+    spin_.set_enabled(mode == poll_mode::thread);
     // The waits already queued move to the new mode's poller.
     on_wait_changed(lock);
     wake_poller(lock);
@@ -145,6 +146,9 @@ void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, tran
     {
         std::lock_guard io_lock(impl.io_mutex_);
         impl.socket_ = std::move(socket);
+        // A new socket starts in blocking mode, as Asio's do.
+        impl.non_blocking_ = false;
+        impl.spin_misses_ = 0;
     }
     impl.transport_ = t;
     impl.phase_ = phase;

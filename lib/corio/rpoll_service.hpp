@@ -19,6 +19,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <corio/detail/adaptive_spin.hpp>
 #include <corio/detail/futex_mutex.hpp>
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/socket_impl.hpp>
@@ -84,6 +85,22 @@ public:
     void set_mode(poll_mode mode) { set_mode(mode, busy_executor_); }
     /// How waits are made now.
     poll_mode mode() const;
+
+    /// Adaptive waiting in poll_mode::thread (detail::adaptive_spin): before
+    /// a wait on an rsocket goes to the poller thread, the thread that
+    /// started it polls that socket with rpoll, timeout 0, for up to
+    /// `budget`; zero turns it off. Default adaptive_spin::default_budget,
+    /// 10 us. A socket whose spins keep finding nothing stops spinning (but
+    /// for one wait in adaptive_spin::probe_interval), so idle connections
+    /// cost nothing.
+    void set_spin_budget(std::chrono::nanoseconds budget) noexcept { spin_.set_budget(budget); }
+    /// The budget a service starts with: rsockets' own polling_time, 10 us.
+    static constexpr std::chrono::nanoseconds default_spin_budget =
+        detail::adaptive_spin::default_budget;
+    /// The budget set_spin_budget set.
+    std::chrono::nanoseconds spin_budget() const noexcept { return spin_.budget(); }
+    /// The adaptive spin, for operations about to wait.
+    const detail::adaptive_spin& spin() const noexcept { return spin_; }
 
     /// How long a listening rsocket may go unchecked while an accept waits.
     static constexpr std::chrono::milliseconds accept_retry_interval{10};
@@ -300,6 +317,7 @@ private:
     std::shared_ptr<background_anchor> anchor_;
     /// Started by the first stall_timeout set on a stream of this context.
     std::unique_ptr<detail::stall_watcher> stall_watcher_;
+    detail::adaptive_spin spin_;
 
 };
 

@@ -146,7 +146,7 @@ void rpoll_service::cancel_operation(rpoll_operation* op) {
 void rpoll_service::abort_queued(socket_impl& impl, std::vector<rpoll_operation*>& aborted) {
     // operation_aborted, or timed_out when a stall ends them.
     const auto ec = detail::stall_watch::cancelled_error(impl.stall_.load());
-    for (auto* queue : {&impl.reads_, &impl.writes_}) {
+    for (auto* queue : impl.queues()) {
         for (auto* op : queue->ops) {
             op->ec_ = ec;
             op->state_.store(op_state::aborted, std::memory_order_release);

@@ -142,11 +142,7 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
             if (impl->closed_ || impl->in_poll_ != socket_impl::poller::none ||
                 impl->shutting_down_.load(std::memory_order_relaxed) > 0)
                 continue;
-            short wanted = 0;
-            if (impl->reads_.wants_poll())
-                wanted |= POLLIN;
-            if (impl->writes_.wants_poll())
-                wanted |= POLLOUT;
+            const short wanted = impl->wanted_events();
             if (wanted == 0)
                 continue;
             // Read without io_mutex_: the descriptor changes only in attach

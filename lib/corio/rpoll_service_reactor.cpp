@@ -45,13 +45,15 @@ void rpoll_service::update_reactor_waits(socket_impl& impl) {
             return;
         }
     }
-    const bool cancel_read = update_reactor_wait(impl, wait_kind::read);
-    if (update_reactor_wait(impl, wait_kind::write) || cancel_read)
+    bool cancel = false;
+    for (auto kind : {wait_kind::read, wait_kind::write, wait_kind::error})
+        cancel = update_reactor_wait(impl, kind) || cancel;
+    if (cancel)
         cancel_reactor_waits(impl);
 }
 
 void rpoll_service::cancel_reactor_waits(socket_impl& impl) {
-    // Ends both kinds' waits; the other kind's handler starts its wait again
+    // Ends every kind's waits; the other kinds' handler starts its wait again
     // if it is still wanted.
     boost::system::error_code ignored;
     impl.reactor_->cancel(ignored);
@@ -64,8 +66,9 @@ bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
         if (!waiting) {
             waiting = true;
             impl.reactor_->async_wait(
-                kind == wait_kind::read ? boost::asio::posix::descriptor_base::wait_read
-                                        : boost::asio::posix::descriptor_base::wait_write,
+                kind == wait_kind::read    ? boost::asio::posix::descriptor_base::wait_read
+                : kind == wait_kind::write ? boost::asio::posix::descriptor_base::wait_write
+                                           : boost::asio::posix::descriptor_base::wait_error,
                 [this, self = impl.shared_from_this(), kind](const boost::system::error_code& ec) {
                     on_reactor_wait(*self, kind, ec);
                 });

@@ -22,6 +22,11 @@ namespace {
 
 constexpr short read_events = POLLIN | POLLERR | POLLHUP | POLLNVAL;
 constexpr short write_events = POLLOUT | POLLERR | POLLHUP | POLLNVAL;
+constexpr short error_events = POLLPRI | POLLERR | POLLHUP | POLLNVAL;
+
+short events_of(wait_kind kind) noexcept {
+    return kind == wait_kind::read ? read_events : kind == wait_kind::write ? write_events : error_events;
+}
 
 } // namespace
 
@@ -41,9 +46,8 @@ rpoll_operation* rpoll_service::take_first(socket_impl& impl, wait_kind kind) {
 
 void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
                                std::vector<rpoll_operation*>& ready) {
-    for (auto kind : {wait_kind::read, wait_kind::write}) {
-        const short events = kind == wait_kind::read ? read_events : write_events;
-        if (!((revents & events) || (kind == wait_kind::read && retry)))
+    for (auto kind : {wait_kind::read, wait_kind::write, wait_kind::error}) {
+        if (!((revents & events_of(kind)) || (kind == wait_kind::read && retry)))
             continue;
         if (rpoll_operation* op = take_first(impl, kind))
             ready.push_back(op);
@@ -60,7 +64,7 @@ void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) 
         impl.reactor_ && kernel_watch(impl) == socket_impl::watch_via::reactor) {
         // Thread mode on an io_context, the common case: only this queue's
         // kind of wait can need starting or ending.
-        if (update_reactor_wait(impl, &queue == &impl.reads_ ? wait_kind::read : wait_kind::write))
+        if (update_reactor_wait(impl, impl.kind_of(queue)))
             cancel_reactor_waits(impl);
         return;
     }
@@ -68,13 +72,7 @@ void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) 
 }
 
 void rpoll_service::update_watch(socket_impl& impl) {
-    short wanted = 0;
-    if (!impl.closed_) {
-        if (impl.reads_.wants_poll())
-            wanted |= POLLIN;
-        if (impl.writes_.wants_poll())
-            wanted |= POLLOUT;
-    }
+    const short wanted = impl.closed_ ? 0 : impl.wanted_events();
     if (impl.watch_ == socket_impl::watch_via::none) {
         if (wanted == 0)
             return;
@@ -92,7 +90,8 @@ void rpoll_service::update_watch(socket_impl& impl) {
         // The mode changed since this socket chose: it moves over once
         // nothing of it waits the old way (an epoll wait in flight would
         // otherwise be lost, a reactor wait doubled).
-        const bool reactor_busy = impl.reactor_waiting_[0] || impl.reactor_waiting_[1];
+        const bool reactor_busy =
+            impl.reactor_waiting_[0] || impl.reactor_waiting_[1] || impl.reactor_waiting_[2];
         if (impl.watch_ == socket_impl::watch_via::reactor ? !reactor_busy
                                                            : !impl.epoll_counted_) {
             if (impl.watch_ == socket_impl::watch_via::epoll)
@@ -153,7 +152,7 @@ void rpoll_service::update_watch(socket_impl& impl) {
 bool rpoll_service::arm_epoll(socket_impl& impl, short wanted) {
     epoll_event event{};
     event.events = EPOLLONESHOT | (wanted & POLLIN ? EPOLLIN : 0u) |
-                   (wanted & POLLOUT ? EPOLLOUT : 0u);
+                   (wanted & POLLOUT ? EPOLLOUT : 0u) | (wanted & POLLPRI ? EPOLLPRI : 0u);
     event.data.u64 = impl.id_;
     const int fd = impl.socket_.get();
     int op = impl.epoll_registered_ ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -353,4 +354,41 @@ BOOST_AUTO_TEST_CASE(sixty_four_sockets_open_bind_and_close) {
         sockets[i] = bound_socket(io.get_executor());
     for (auto& s : sockets)
         BOOST_TEST(s.is_open());
+}
+
+// The reactor-style members the shared base gives datagram sockets too
+// (lib/corio/basic_socket.hpp): non_blocking(true) makes a blocking receive
+// one call, would_block when nothing is there; async_wait(wait_read) says
+// when a datagram has come; available() counts it.
+BOOST_AUTO_TEST_CASE(non_blocking_receive_async_wait_and_available) {
+    asio::io_context io;
+    auto b = bound_socket(io.get_executor());
+    BOOST_TEST(!b.non_blocking());
+    b.non_blocking(true);
+    BOOST_TEST(b.non_blocking());
+    std::array<unsigned char, 64> in{};
+    udp::endpoint from;
+    boost::system::error_code ec;
+    BOOST_TEST(b.receive_from(asio::buffer(in), from, ec) == 0u);
+    BOOST_TEST((ec == asio::error::would_block), ec.message());
+    if (!datagrams_flow()) {
+        BOOST_TEST_MESSAGE("the rest needs a datagram to flow: not on v44 rsockets over RoCE");
+        return;
+    }
+    auto a = bound_socket(io.get_executor());
+    bool readable = false;
+    b.async_wait(corio::datagram_socket::wait_read, [&](boost::system::error_code e) {
+        BOOST_TEST(!e, e.message());
+        readable = true;
+    });
+    const std::array<unsigned char, 5> out = {1, 2, 3, 4, 5};
+    BOOST_TEST(a.send_to(asio::buffer(out), b.local_endpoint()) == out.size());
+    io.run_for(std::chrono::seconds(5));
+    BOOST_TEST_REQUIRE(readable);
+    BOOST_TEST(b.available() >= out.size());
+    BOOST_TEST(b.receive_from(asio::buffer(in), from, ec) == out.size());
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST((from == a.local_endpoint()));
+    BOOST_TEST(b.receive_from(asio::buffer(in), from, ec) == 0u);
+    BOOST_TEST((ec == asio::error::would_block), ec.message());
 }

@@ -110,6 +110,45 @@ CORIO_COROUTINE_TEST_CASE(iowrite_then_notify_delivers_exactly_the_written_bytes
                            [](unsigned char b) { return b == 0xee; }));
 }
 
+CORIO_COROUTINE_TEST_CASE(iowrite_blocking_and_try_first_deliver_the_written_bytes) {
+    auto [client, server] = co_await make_mappable_pair();
+    constexpr std::size_t window = 8192;
+    std::vector<unsigned char> mapped(window, 0);
+    corio::iomap_registration registration(server, asio::buffer(mapped));
+    co_await asio::async_write(server, asio::buffer("m", 1), asio::use_awaitable);
+    std::array<char, 1> note{};
+    co_await asio::async_read(client, asio::buffer(note), asio::use_awaitable);
+    client.add_remote_mapping(registration.offset(), window);
+
+    // Blocking: all of it in one call.
+    const auto data = pattern(3000);
+    BOOST_TEST(client.iowrite(asio::buffer(data), 0) == data.size());
+    // Non-blocking: each call writes what fits; would_block only with nothing
+    // written, and then the stream's async_wait(wait_write) says when to go on.
+    client.non_blocking(true);
+    std::size_t done = 0;
+    for (int tries = 0; tries < 100000 && done < data.size(); ++tries) {
+        error_code ec;
+        done += client.iowrite(asio::buffer(data.data() + done, data.size() - done),
+                               static_cast<off_t>(4000 + done), ec);
+        if (ec == asio::error::would_block)
+            co_await client.async_wait(corio::stream::wait_write, asio::use_awaitable);
+        else
+            BOOST_TEST_REQUIRE(!ec, ec.message());
+    }
+    BOOST_TEST(done == data.size());
+    error_code ec;
+    BOOST_TEST(client.iowrite(asio::buffer(data), static_cast<off_t>(window), ec) == 0u);
+    BOOST_TEST((ec == corio::error::no_remote_mapping), ec.message());
+
+    co_await asio::async_write(client, asio::buffer("n", 1), asio::use_awaitable);
+    co_await asio::async_read(server, asio::buffer(note), asio::use_awaitable);
+    BOOST_TEST(std::equal(data.begin(), data.end(), mapped.begin()));
+    BOOST_TEST(std::equal(data.begin(), data.end(), mapped.begin() + 4000));
+    BOOST_TEST(std::all_of(mapped.begin() + 3000, mapped.begin() + 4000,
+                           [](unsigned char b) { return b == 0; }));
+}
+
 CORIO_COROUTINE_TEST_CASE(iowrites_outside_known_mappings_are_refused) {
     auto [client, server] = co_await make_mappable_pair();
     std::array<unsigned char, 256> data{};

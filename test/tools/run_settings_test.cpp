@@ -1,10 +1,13 @@
 #define BOOST_TEST_MODULE run_settings
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <corio/rpoll_service.hpp>
 
 #include <coriostream/options.hpp>
 #include <coriostream/run_error.hpp>
@@ -131,6 +134,21 @@ BOOST_AUTO_TEST_CASE(the_test_letters_choose_the_poll_mode_as_riostream_waits) {
     BOOST_TEST((polling({"-T", "b", "--poll-mode", "busy"}) == corio::poll_mode::busy));
     BOOST_TEST((polling({"--poll-mode", "thread", "-T", "n"}) == corio::poll_mode::thread));
     BOOST_TEST((polling({"--poll-mode", "thread"}) == corio::poll_mode::thread));
+    // Only adaptive spins before its waits: the poller thread, with corio's
+    // spin budget, whatever the letters say.
+    const auto budget = [](std::initializer_list<const char*> args) {
+        return settle(args, true).settings.spin_budget;
+    };
+    constexpr std::chrono::nanoseconds none{0};
+    BOOST_TEST((budget({}) == none));
+    BOOST_TEST((budget({"-T", "b"}) == none));
+    BOOST_TEST((budget({"-T", "a"}) == none));
+    BOOST_TEST((budget({"--poll-mode", "thread"}) == none));
+    BOOST_TEST((polling({"--poll-mode", "adaptive", "-T", "n"}) == corio::poll_mode::thread));
+    BOOST_TEST((budget({"--poll-mode", "adaptive", "-T", "n"}) ==
+                corio::rpoll_service::default_spin_budget));
+    BOOST_TEST((budget({"-T", "b", "--poll-mode", "adaptive"}) ==
+                corio::rpoll_service::default_spin_budget));
 }
 
 BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {

@@ -6,12 +6,8 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <corio/error.hpp>
@@ -19,6 +15,7 @@
 #include <corio/memlock_limit.hpp>
 
 #include "run_error.hpp"
+#include "try_first_io.hpp"
 
 namespace coriostream {
 
@@ -28,10 +25,12 @@ namespace {
 // marker of the test's first 128 iterations can have.
 constexpr std::uint8_t no_marker = 0xff;
 
-// How many times poll_mode::busy looks at the marker byte before it yields
-// to the executor: a few microseconds, short enough for other connections
-// and the watchdog on the same thread to get their turn.
-constexpr int busy_looks_per_yield = 1024;
+// How many times the marker byte is looked at before the wait yields to the
+// executor, in every poll mode: a few microseconds, short enough for other
+// connections and the watchdog on the same thread to get their turn, long
+// enough that a wait does not cost a post per look. Nothing signals the
+// byte's arrival (the peer's NIC writes it), so looking is the only way.
+constexpr int looks_per_yield = 1024;
 
 std::uint8_t load_marker(std::uint8_t& byte) noexcept {
     // The NIC writes this byte behind the compiler's back; the acquire load
@@ -51,21 +50,15 @@ iomap_data_path::iomap_data_path(const transfer_context& context)
       recv_call_(call_name(context.transport, "recv")) {}
 
 boost::asio::awaitable<void> iomap_data_path::send_message(std::span<const std::uint8_t> message) {
-    boost::system::error_code ec;
-    co_await boost::asio::async_write(context_.stream,
-                                      boost::asio::buffer(message.data(), message.size()),
-                                      boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    if (ec)
+    if (const auto ec = co_await write_all(context_.stream,
+                                           boost::asio::buffer(message.data(), message.size())))
         throw_transfer_error(context_, ec, send_call_);
     context_.watchdog.note_progress();
 }
 
 boost::asio::awaitable<void> iomap_data_path::recv_message(std::span<std::uint8_t> message) {
-    boost::system::error_code ec;
-    co_await boost::asio::async_read(context_.stream,
-                                     boost::asio::buffer(message.data(), message.size()),
-                                     boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    if (ec)
+    if (const auto ec = co_await read_all(context_.stream,
+                                          boost::asio::buffer(message.data(), message.size())))
         throw_transfer_error(context_, ec, recv_call_);
     context_.watchdog.note_progress();
 }
@@ -82,13 +75,10 @@ boost::asio::awaitable<void> iomap_data_path::sync_test() {
 
 boost::asio::awaitable<void> iomap_data_path::write_region(std::span<const std::uint8_t> region) {
     // riostream's send_xfer loops riowrite over the buffer, writing each
-    // piece at its own offset of the peer's mapping at 0; async_iowrite does
-    // the same loop.
-    boost::system::error_code ec;
-    co_await context_.stream.async_iowrite(boost::asio::buffer(region.data(), region.size()), 0,
-                                           boost::asio::redirect_error(boost::asio::use_awaitable,
-                                                                       ec));
-    if (ec)
+    // piece at its own offset of the peer's mapping at 0; iowrite_all does
+    // the same loop, waiting only when a riowrite would block.
+    if (const auto ec = co_await iowrite_all(context_.stream,
+                                             boost::asio::buffer(region.data(), region.size()), 0))
         throw_transfer_error(context_, ec, "riowrite");
     context_.watchdog.note_progress();
     context_.progress.add(1);
@@ -114,9 +104,8 @@ boost::asio::awaitable<void> iomap_data_path::send_xfers(std::span<std::uint8_t>
 boost::asio::awaitable<void> iomap_data_path::wait_for_marker(std::uint8_t& marker_byte,
                                                               std::uint8_t marker) {
     const auto executor = co_await boost::asio::this_coro::executor;
-    const int looks = context_.polling == corio::poll_mode::busy ? busy_looks_per_yield : 1;
     for (;;) {
-        for (int i = 0; i < looks; ++i) {
+        for (int i = 0; i < looks_per_yield; ++i) {
             if (load_marker(marker_byte) == marker)
                 co_return;
         }

@@ -250,9 +250,10 @@ const option_rule option_rules[] = {
     {"poll-mode",
      [](options& o, const std::string& v) {
          o.polling = parse_word("--poll-mode", v,
-                                std::array<std::pair<std::string_view, poll_mode>, 2>{{
+                                std::array<std::pair<std::string_view, poll_mode>, 3>{{
                                     {"thread", poll_mode::thread},
                                     {"busy", poll_mode::busy},
+                                    {"adaptive", poll_mode::adaptive},
                                 }});
      }},
 };
@@ -294,9 +295,10 @@ po::options_description extension_options() {
          "write the report to FILE instead of standard output")
         ("timeout", po::value<std::string>()->value_name("SECONDS"),
          "give up waiting for the peer after SECONDS (default 30; 0 waits forever)")
-        ("poll-mode", po::value<std::string>()->value_name("thread|busy"),
-         "thread waits in corio's rpoll thread; busy spins on rpoll with timeout 0 "
-         "(default: thread with -T b, else busy, as riostream spins)")
+        ("poll-mode", po::value<std::string>()->value_name("thread|busy|adaptive"),
+         "thread waits in corio's rpoll thread; busy spins on rpoll with timeout 0; "
+         "adaptive spins on the waiting rsocket for corio's spin budget, then waits in "
+         "the thread (default: thread with -T b, else busy, as riostream spins)")
         ("allow", po::value<std::string>()->value_name("CIDR"),
          "server: admit only peers in this network (repeatable; IPv4 or IPv6, e.g. "
          "10.0.0.0/8); others are closed at once")
@@ -530,7 +532,7 @@ std::string_view to_string(output_format value) {
 }
 
 std::string_view to_string(poll_mode value) {
-    return value == poll_mode::busy ? "busy" : "thread";
+    return value == poll_mode::busy ? "busy" : value == poll_mode::thread ? "thread" : "adaptive";
 }
 
 } // namespace coriostream

@@ -31,11 +31,13 @@ enum class notify_method { marker, message };
 
 enum class output_format { table, json, csv };
 
-/// --poll-mode: who waits for readiness. thread is corio's rpoll service
-/// thread, which sleeps in rpoll as riostream's -T b sleeps in its calls;
-/// busy spins on rpoll with timeout 0, as riostream's default (-T n) spins
-/// on EAGAIN and its nonblocking -T a on rpoll with timeout 0.
-enum class poll_mode { thread, busy };
+/// --poll-mode: how corio waits for readiness. thread is corio's rpoll
+/// service thread, which sleeps in rpoll as riostream's -T b sleeps in its
+/// calls; busy spins on rpoll with timeout 0, as riostream's default (-T n)
+/// spins on EAGAIN and its -T a on rpoll with timeout 0; adaptive polls the
+/// waiting rsocket with timeout 0 for corio's spin budget, then sleeps in
+/// the poller thread (no riostream letter: --poll-mode only).
+enum class poll_mode { thread, busy, adaptive };
 
 /// riostream sets SO_SNDBUF and SO_RCVBUF to this unless -B says otherwise.
 inline constexpr std::size_t default_buffer_size = std::size_t{1} << 19;

@@ -3,6 +3,7 @@
 #include <ostream>
 #include <string>
 
+#include <corio/rpoll_service.hpp>
 #include <corio/socket_base.hpp>
 
 #include "run_error.hpp"
@@ -47,10 +48,14 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
     // poller thread, which sleeps in rpoll, and the default or -T n busy
     // polling, which spins. --poll-mode, the explicit form, wins
     // (doc/riostream-compatibility.md).
+    // --poll-mode adaptive is the poller thread with corio's spin budget
+    // before each wait; riostream has no letter for it.
     const poll_mode polling = opts.polling.value_or(
         opts.mode == socket_mode::blocking ? poll_mode::thread : poll_mode::busy);
     settings.polling =
         polling == poll_mode::busy ? corio::poll_mode::busy : corio::poll_mode::thread;
+    if (polling == poll_mode::adaptive)
+        settings.spin_budget = corio::rpoll_service::default_spin_budget;
     const bool tcp_asked = effective_transport(opts) == transport_choice::tcp;
     const bool fell_back = effective_transport(opts) == transport_choice::automatic && !rdma_available;
     settings.transport = tcp_asked || fell_back ? corio::transport::tcp : corio::transport::rsocket;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <iosfwd>
 
 #include <corio/poll_mode.hpp>
@@ -17,6 +18,8 @@ struct run_settings {
     data_path_kind data_path = data_path_kind::iomap;
     notify_method notify = notify_method::marker;
     corio::poll_mode polling = corio::poll_mode::thread;
+    /// rpoll_service::set_spin_budget: zero but for --poll-mode adaptive.
+    std::chrono::nanoseconds spin_budget{0};
     corio::address_format host_format = corio::address_format::name;
     /// getaddrinfo, or rdma_getaddrinfo for -T r and -f gid.
     corio::resolve_method lookup = corio::resolve_method::getaddrinfo;

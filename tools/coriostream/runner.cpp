@@ -54,6 +54,7 @@ runner::runner(const options& opts, const run_settings& settings, report_writer&
 
 void runner::run() {
     corio::set_poll_mode(io_context_, settings_.polling);
+    corio::rpoll_service_of(io_context_.get_executor()).set_spin_budget(settings_.spin_budget);
     std::exception_ptr outcome;
     boost::asio::co_spawn(connection_executor(), run_role(),
                           [this, &outcome](std::exception_ptr error) {

@@ -3,13 +3,9 @@
 #include <cstdint>
 
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/system/error_code.hpp>
 
 #include "run_error.hpp"
+#include "try_first_io.hpp"
 
 namespace coriostream {
 
@@ -26,10 +22,7 @@ boost::asio::awaitable<void> stream_data_path::send_xfer(std::size_t size, bool 
     const auto data = context_.buffer.first(size);
     if (context_.verify)
         context_.pattern.format(data);
-    boost::system::error_code ec;
-    co_await boost::asio::async_write(context_.stream, boost::asio::buffer(data.data(), size),
-                                      boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    if (ec)
+    if (const auto ec = co_await write_all(context_.stream, boost::asio::buffer(data.data(), size)))
         throw_transfer_error(context_, ec, send_call_);
     context_.watchdog.note_progress();
     if (timed)
@@ -38,10 +31,7 @@ boost::asio::awaitable<void> stream_data_path::send_xfer(std::size_t size, bool 
 
 boost::asio::awaitable<void> stream_data_path::recv_xfer(std::size_t size, bool timed) {
     const auto data = context_.buffer.first(size);
-    boost::system::error_code ec;
-    co_await boost::asio::async_read(context_.stream, boost::asio::buffer(data.data(), size),
-                                     boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    if (ec)
+    if (const auto ec = co_await read_all(context_.stream, boost::asio::buffer(data.data(), size)))
         throw_transfer_error(context_, ec, recv_call_);
     context_.watchdog.note_progress();
     if (timed)

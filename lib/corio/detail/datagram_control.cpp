@@ -78,10 +78,13 @@ std::size_t datagram_call(socket_impl& impl, wait_kind kind, const iovec* iov, i
 
 std::size_t blocking_datagram(rpoll_service& service, socket_impl& impl, wait_kind kind, const iovec* iov, int count,
                               boost::asio::ip::udp::endpoint* peer, error_code& ec) {
-    return blocking_call(
-        service, impl, kind,
-        [&](error_code& call_ec) { return datagram_call(impl, kind, iov, count, peer, call_ec); },
-        ec);
+    const auto call = [&](error_code& call_ec) {
+        return datagram_call(impl, kind, iov, count, peer, call_ec);
+    };
+    // non_blocking(true): one call, as a stream's read_some makes.
+    if (impl.non_blocking_)
+        return try_call(impl, call, ec);
+    return blocking_call(service, impl, kind, call, ec);
 }
 
 } // namespace corio::detail

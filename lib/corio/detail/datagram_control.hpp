@@ -55,7 +55,8 @@ std::size_t datagram_call(socket_impl& impl, wait_kind kind, const iovec* iov, i
 
 /// A blocking send or receive: the nonblocking call, then rpoll on this
 /// socket until it can go on (a close() from another thread ends it with
-/// operation_aborted).
+/// operation_aborted). With non_blocking(true), the one call only
+/// (would_block when it would wait).
 std::size_t blocking_datagram(rpoll_service& service, socket_impl& impl, wait_kind kind, const iovec* iov, int count,
                               boost::asio::ip::udp::endpoint* peer, boost::system::error_code& ec);
 

@@ -242,6 +242,11 @@ std::size_t recvfrom(int, const iovec*, int, sockaddr*, socklen_t*, error_code& 
 
 std::size_t max_datagram(int) { return 0; }
 
+std::size_t available(int s, error_code& ec) {
+    auto state = state_of(s, ec);
+    return ec ? 0 : state->available(s, ec);
+}
+
 } // namespace
 
 const socket_ops framed_tcp_ops = {
@@ -272,6 +277,7 @@ const socket_ops framed_tcp_ops = {
     .sendto = sendto,
     .recvfrom = recvfrom,
     .max_datagram = max_datagram,
+    .available = available,
 };
 
 namespace framed_tcp {

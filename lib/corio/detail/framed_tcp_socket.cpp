@@ -247,6 +247,15 @@ std::size_t framed_tcp_socket::iowrite(int fd, const void* buf, std::size_t coun
                        std::min<std::size_t>(count, frame::max_payload), at, ec);
 }
 
+std::size_t framed_tcp_socket::available(int fd, error_code& ec) {
+    std::lock_guard lock(mutex_);
+    ec = failure_;
+    if (ec || parser_.next() != tcp_frame_parser::stage::stream_payload)
+        return 0;
+    const std::size_t in_kernel = posix_socket_ops.available(fd, ec);
+    return std::min(in_kernel, parser_.payload_remaining());
+}
+
 std::size_t framed_tcp_socket::receive(int fd, const iovec* iov, int iovcnt, error_code& ec,
                                       bool peek) {
     std::lock_guard lock(mutex_);

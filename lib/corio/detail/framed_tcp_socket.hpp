@@ -60,6 +60,11 @@ public:
     std::size_t receive(int fd, const iovec* iov, int iovcnt, boost::system::error_code& ec,
                         bool peek = false);
     std::size_t send(int fd, const iovec* iov, int iovcnt, boost::system::error_code& ec);
+    /// A lower bound on what receive() can deliver now: the part of the
+    /// data frame being read that the kernel already holds. Frame headers
+    /// in the kernel's count are not payload, so a frame not begun yet
+    /// counts as nothing until a read has parsed its header.
+    std::size_t available(int fd, boost::system::error_code& ec);
     std::size_t iowrite(int fd, const void* buf, std::size_t count, off_t offset,
                         const remote_mapping& target, boost::system::error_code& ec);
 

@@ -140,7 +140,8 @@ public:
     }
 
     /// Tries the call at once when nothing of its kind is pending on the
-    /// socket; otherwise, or when it would block, waits.
+    /// socket; when it would block, spins for a while (adaptive_spin) and
+    /// tries once more; otherwise, or when it still would block, waits.
     static void start(Derived* op) {
         socket_impl& impl = *op->impl_;
         if (op->service_.may_try_now(impl, op->kind_)) {
@@ -152,7 +153,9 @@ public:
                 else if (impl.shutting_down_.load(std::memory_order_acquire) > 0)
                     finished = false; // waits until the rshutdown has returned
                 else
-                    finished = op->perform(impl);
+                    finished = op->perform(impl) ||
+                               (op->service_.spin().wait_ready(impl, op->kind_) &&
+                                op->perform(impl));
             }
             if (finished) {
                 // Done before anything could cancel it: no slot, no work

@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -161,6 +162,17 @@ std::size_t recvfrom(int s, const iovec* iov, int iovcnt, sockaddr* from, sockle
 // smallest IP header; IPv6 counts its fixed header outside the payload.
 std::size_t max_datagram(int family) { return family == AF_INET6 ? 65527 : 65507; }
 
+// Exact: the kernel's count (for a datagram socket, the next datagram's size).
+std::size_t available(int s, error_code& ec) {
+    int n = 0;
+    if (::ioctl(s, FIONREAD, &n) != 0) {
+        ec = {errno, boost::system::system_category()};
+        return 0;
+    }
+    ec.clear();
+    return static_cast<std::size_t>(n);
+}
+
 } // namespace
 
 const socket_ops posix_socket_ops = {
@@ -191,6 +203,7 @@ const socket_ops posix_socket_ops = {
     .sendto = sendto,
     .recvfrom = recvfrom,
     .max_datagram = max_datagram,
+    .available = available,
 };
 
 } // namespace corio::detail

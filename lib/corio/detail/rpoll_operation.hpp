@@ -18,7 +18,11 @@ class socket_impl;
 enum class wait_kind {
     read,  ///< POLLIN: receive, accept
     write, ///< POLLOUT: send, connect
+    error, ///< POLLPRI, POLLERR, POLLHUP: async_wait(wait_error)
 };
+
+/// How many wait_kinds there are: one wait queue per kind on each socket.
+inline constexpr int wait_kind_count = 3;
 
 /// Who owns an operation, and what it must do next. Three threads can touch an
 /// operation at once: the poller (thread mode) or busy poll takes it off its

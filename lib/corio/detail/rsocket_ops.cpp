@@ -841,6 +841,28 @@ std::size_t recvfrom(int s, const iovec* iov, int iovcnt, sockaddr* from, sockle
     return copied;
 }
 
+// rsockets have no FIONREAD: a peek, which v44 serves from the receive
+// buffer without consuming it, counts what is there, up to the socket's
+// receive buffer size. It copies those bytes, so it costs about what the
+// read it stands in for would: available() is not for the data path.
+std::size_t available(int s, error_code& ec) {
+    if (!is_rsocket(s, ec))
+        return 0;
+    int size = 0;
+    socklen_t len = sizeof size;
+    if ((ec = getsockopt(s, SOL_SOCKET, SO_RCVBUF, &size, &len)))
+        return 0;
+    thread_local std::vector<char> scratch;
+    scratch.resize(static_cast<std::size_t>(std::max(size, 1)));
+    const std::size_t n = received_count(
+        ::rrecv(s, scratch.data(), scratch.size(), MSG_PEEK | MSG_DONTWAIT), true, ec);
+    // Nothing buffered, or the peer's orderly end: nothing to read now.
+    if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again ||
+        ec == boost::asio::error::eof)
+        ec.clear();
+    return n;
+}
+
 } // namespace
 
 const socket_ops rsocket_ops = {
@@ -871,6 +893,7 @@ const socket_ops rsocket_ops = {
     .sendto = sendto,
     .recvfrom = recvfrom,
     .max_datagram = max_datagram,
+    .available = available,
 };
 
 } // namespace corio::detail

@@ -186,6 +186,103 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         ec);
 }
 
+std::size_t try_call(socket_impl& impl, const std::function<std::size_t(error_code&)>& call,
+                     error_code& ec) {
+    std::lock_guard io_lock(impl.io_mutex_);
+    if (!impl.socket_.is_valid()) {
+        ec = boost::asio::error::bad_descriptor;
+        return 0;
+    }
+    // No call into a socket while its rshutdown runs (socket_impl::
+    // shutting_down_): for a caller that will not wait, that would block.
+    if (impl.shutting_down_.load(std::memory_order_acquire) > 0) {
+        ec = boost::asio::error::would_block;
+        return 0;
+    }
+    const std::size_t n = call(ec);
+    if (ec == boost::asio::error::try_again)
+        ec = boost::asio::error::would_block;
+    return n;
+}
+
+std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
+                         std::size_t total, error_code& ec, int flags) {
+    if (total == 0) {
+        std::lock_guard io_lock(impl.io_mutex_);
+        ec = impl.socket_.is_valid() ? error_code() : error_code(boost::asio::error::bad_descriptor);
+        return 0;
+    }
+    return try_call(
+        impl,
+        [&](error_code& call_ec) {
+            return transfer_once(*impl.socket_.ops(), impl.socket_.get(), kind, iov, count, flags,
+                                 call_ec);
+        },
+        ec);
+}
+
+std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
+                           std::size_t size, off_t offset, error_code& ec) {
+    std::size_t written = 0;
+    const bool wait = !impl.non_blocking_;
+    const auto write_rest = [&](error_code& call_ec) -> std::size_t {
+        const auto* mapping = impl.find_remote_mapping(offset);
+        if (mapping == nullptr) {
+            call_ec = corio::error::no_remote_mapping;
+            return 0;
+        }
+        const socket_ops& ops = *impl.socket_.ops();
+        while (written < size) {
+            const std::size_t n =
+                ops.iowrite(impl.socket_.get(), static_cast<const char*>(data) + written,
+                            size - written, offset + static_cast<off_t>(written), *mapping, 0,
+                            call_ec);
+            if (call_ec == boost::asio::error::try_again)
+                call_ec = boost::asio::error::would_block;
+            if (call_ec)
+                break;
+            written += n;
+        }
+        // Part written: a caller that will not wait gets the count.
+        if (!wait && written > 0 && call_ec == boost::asio::error::would_block)
+            call_ec.clear();
+        return written;
+    };
+    if (size == 0) {
+        ec.clear();
+        return 0;
+    }
+    if (wait)
+        return blocking_call(service, impl, wait_kind::write, write_rest, ec);
+    std::lock_guard io_lock(impl.io_mutex_);
+    if (!impl.socket_.is_valid()) {
+        ec = boost::asio::error::bad_descriptor;
+        return 0;
+    }
+    if (impl.shutting_down_.load(std::memory_order_acquire) > 0) {
+        ec = boost::asio::error::would_block;
+        return 0;
+    }
+    return write_rest(ec);
+}
+
+error_code set_non_blocking(socket_impl& impl, bool mode) {
+    std::lock_guard io_lock(impl.io_mutex_);
+    if (!impl.socket_.is_valid())
+        return boost::asio::error::bad_descriptor;
+    impl.non_blocking_ = mode;
+    return {};
+}
+
+std::size_t socket_available(socket_impl& impl, error_code& ec) {
+    std::lock_guard io_lock(impl.io_mutex_);
+    if (!impl.socket_.is_valid()) {
+        ec = boost::asio::error::bad_descriptor;
+        return 0;
+    }
+    return impl.socket_.ops()->available(impl.socket_.get(), ec);
+}
+
 error_code check_option_allowed(const socket_impl& impl, bool rdma_only) {
     if (impl.phase_ == socket_impl::phase::closed)
         return boost::asio::error::bad_descriptor;

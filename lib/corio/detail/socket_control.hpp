@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -78,6 +79,33 @@ inline std::size_t transfer_once(const socket_ops& ops, int s, wait_kind kind, c
 std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_kind kind,
                               const iovec* iov, int count, std::size_t total,
                               boost::system::error_code& ec, int flags = 0);
+
+/// One nonblocking `call` on a non_blocking(true) socket, under its I/O
+/// mutex: bad_descriptor when closed, would_block for try_again and while
+/// an rshutdown runs.
+std::size_t try_call(socket_impl& impl,
+                     const std::function<std::size_t(boost::system::error_code&)>& call,
+                     boost::system::error_code& ec);
+
+/// read_some or write_some (receive or send with `flags`) on a
+/// non_blocking(true) socket: one nonblocking call,
+/// boost::asio::error::would_block when it would wait.
+std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
+                         std::size_t total, boost::system::error_code& ec, int flags = 0);
+
+/// iowrite: riowrite into the peer's mapping at `offset` until all of
+/// `data` is written, or, when `impl` is non_blocking(true), until a call
+/// would block (then the bytes written so far, would_block if none). On a
+/// blocking socket it waits like blocking_transfer.
+std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
+                           std::size_t size, off_t offset, boost::system::error_code& ec);
+
+/// non_blocking(mode): records the mode (the descriptor itself is always
+/// nonblocking); bad_descriptor when closed.
+boost::system::error_code set_non_blocking(socket_impl& impl, bool mode);
+
+/// available(): what a read can take now, as the transport tells.
+std::size_t socket_available(socket_impl& impl, boost::system::error_code& ec);
 
 /// Refuses an option the socket can no longer take: RDMA options after
 /// connect or listen (rsockets apply them when the connection is set up).

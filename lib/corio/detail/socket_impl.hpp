@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -121,6 +123,9 @@ public:
     // Guarded by the service mutex.
     wait_queue reads_;
     wait_queue writes_;
+    /// async_wait(wait_error): its own queue, so that it never holds back
+    /// the reads or writes behind it.
+    wait_queue errors_;
     /// Which rpoll under way has the descriptor in its set, if any: it must
     /// not be closed until that call returns, and then by that caller.
     enum class poller { none, thread, busy };
@@ -174,7 +179,7 @@ public:
     using reactor_descriptor =
         boost::asio::posix::basic_stream_descriptor<boost::asio::io_context::executor_type>;
     std::optional<reactor_descriptor> reactor_;
-    bool reactor_waiting_[2] = {false, false};
+    bool reactor_waiting_[wait_kind_count] = {false, false, false};
     bool reactor_refused_ = false;
 
     /// The stream's stall timeout (corio::stall_timeout), made by its first
@@ -184,7 +189,40 @@ public:
     std::atomic<stall_watch*> stall_{nullptr};
     std::unique_ptr<stall_watch> stall_owner_;
 
-    wait_queue& queue(wait_kind kind) noexcept { return kind == wait_kind::read ? reads_ : writes_; }
+    wait_queue& queue(wait_kind kind) noexcept {
+        return kind == wait_kind::read ? reads_ : kind == wait_kind::write ? writes_ : errors_;
+    }
+    /// The kind `q` (one of this socket's queues) waits for.
+    wait_kind kind_of(const wait_queue& q) const noexcept {
+        return &q == &reads_ ? wait_kind::read : &q == &writes_ ? wait_kind::write : wait_kind::error;
+    }
+    /// Every queue, for what is done to all of them alike.
+    std::array<wait_queue*, wait_kind_count> queues() noexcept { return {&reads_, &writes_, &errors_}; }
+    /// The poll events a wait of each kind wants, for this socket's queues
+    /// that want a poll now.
+    short wanted_events() const noexcept {
+        short wanted = 0;
+        if (reads_.wants_poll())
+            wanted |= POLLIN;
+        if (writes_.wants_poll())
+            wanted |= POLLOUT;
+        if (errors_.wants_poll())
+            wanted |= POLLPRI;
+        return wanted;
+    }
+
+    // The user's settings, read and written by the object's own thread
+    // (Asio's rule: one object, one thread at a time).
+    /// non_blocking(true): read_some, write_some and iowrite report
+    /// would_block instead of waiting.
+    bool non_blocking_ = false;
+    /// Adaptive waiting (rpoll_service::spin_before_wait): consecutive
+    /// spins on this socket that ended with nothing ready. Past a few, the
+    /// socket counts as idle and its waits skip the spin, but for one in
+    /// rpoll_service::spin_probe_interval, so that it comes back once it
+    /// is active again.
+    unsigned spin_misses_ = 0;
+    unsigned spins_skipped_ = 0;
 };
 
 } // namespace corio::detail

@@ -89,6 +89,10 @@ struct socket_ops {
     std::size_t (*recvfrom)(int s, const iovec* iov, int iovcnt, sockaddr* from,
                             socklen_t* from_len, boost::system::error_code& ec);
     std::size_t (*max_datagram)(int family);
+
+    /// Bytes a read can take now without waiting (Asio's available()), as
+    /// the transport can tell; each table says how exact it is.
+    std::size_t (*available)(int s, boost::system::error_code& ec);
 };
 
 } // namespace corio::detail
