@@ -267,6 +267,9 @@ BOOST_AUTO_TEST_CASE(numbers_must_be_whole_and_not_negative) {
     BOOST_TEST(refusal({"-I", ""}) == "-I needs a whole number, got ''");
     BOOST_TEST(refusal({"--streams", "two"}) == "--streams needs a whole number, got 'two'");
     BOOST_TEST(mentions(refusal({"-C", "99999999999999999999999"}), "too large"));
+    BOOST_TEST(refusal({"--spin-budget", "ten"}) ==
+               "--spin-budget needs a whole number, got 'ten'");
+    BOOST_TEST(mentions(refusal({"--spin-budget", "1000001"}), "--spin-budget"));
 }
 
 BOOST_AUTO_TEST_CASE(counts_must_be_positive) {
@@ -370,7 +373,8 @@ BOOST_AUTO_TEST_CASE(usage_starts_with_riostreams_and_lists_the_extensions) {
     for (const char* part :
          {"-k keepalive_time", "s|sockets", "a|async", "b|blocking", "n|nonblocking", "r|resolve",
           "v|verify", "--help", "--dry-run", "--transport", "--data-path", "--notify", "--loopback",
-          "--streams", "--threads", "--format", "--output", "--timeout", "--poll-mode"})
+          "--streams", "--threads", "--format", "--output", "--timeout", "--poll-mode",
+          "--spin-budget"})
         BOOST_TEST(mentions(text, part), part);
     BOOST_TEST(!mentions(text, " \n"));
 }

@@ -149,6 +149,16 @@ BOOST_AUTO_TEST_CASE(the_test_letters_choose_the_poll_mode_as_riostream_waits) {
                 corio::rpoll_service::default_spin_budget));
     BOOST_TEST((budget({"-T", "b", "--poll-mode", "adaptive"}) ==
                 corio::rpoll_service::default_spin_budget));
+    // --spin-budget sets it, and only the adaptive wait takes one.
+    BOOST_TEST((budget({"--poll-mode", "adaptive", "--spin-budget", "50"}) ==
+                std::chrono::microseconds(50)));
+    BOOST_TEST((budget({"--spin-budget", "0", "--poll-mode", "adaptive"}) == none));
+    BOOST_TEST(refusal({"--spin-budget", "50"}, true) ==
+               "--spin-budget needs --poll-mode adaptive: only the adaptive wait spins before "
+               "it sleeps");
+    BOOST_TEST(refusal({"--poll-mode", "thread", "--spin-budget", "5"}, true) ==
+               "--spin-budget needs --poll-mode adaptive: only the adaptive wait spins before "
+               "it sleeps");
 }
 
 BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {

@@ -247,6 +247,13 @@ const option_rule option_rules[] = {
     {"allow", [](options& o, const std::string& v) { o.allow.push_back(v); }},
     {"max-streams",
      [](options& o, const std::string& v) { o.max_streams = parse_number("--max-streams", v); }},
+    {"spin-budget",
+     [](options& o, const std::string& v) {
+         const auto micros = parse_number("--spin-budget", v);
+         // A second of spinning before each wait is no longer adaptive.
+         check_range("--spin-budget", micros, 0, 1000000);
+         o.spin_budget = std::chrono::microseconds(micros);
+     }},
     {"poll-mode",
      [](options& o, const std::string& v) {
          o.polling = parse_word("--poll-mode", v,
@@ -299,6 +306,9 @@ po::options_description extension_options() {
          "thread waits in corio's rpoll thread; busy spins on rpoll with timeout 0; "
          "adaptive spins on the waiting rsocket for corio's spin budget, then waits in "
          "the thread (default: thread with -T b, else busy, as riostream spins)")
+        ("spin-budget", po::value<std::string>()->value_name("MICROSECONDS"),
+         "with --poll-mode adaptive: how long a wait spins before it sleeps (default 10, "
+         "rsockets' own polling_time; 0 sleeps at once)")
         ("allow", po::value<std::string>()->value_name("CIDR"),
          "server: admit only peers in this network (repeatable; IPv4 or IPv6, e.g. "
          "10.0.0.0/8); others are closed at once")

@@ -88,6 +88,9 @@ struct options {
     std::chrono::seconds timeout = default_timeout;
     /// --poll-mode when given; otherwise settle_run_settings follows -T b/n.
     std::optional<poll_mode> polling;
+    /// --spin-budget, when given: the adaptive spin's budget (needs
+    /// --poll-mode adaptive).
+    std::optional<std::chrono::microseconds> spin_budget;
     /// --datagram: udpong's protocol and table over datagram sockets
     /// (tools/coriostream/datagram_session.hpp); -p defaults to 7174.
     bool datagram = false;

@@ -54,8 +54,13 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
         opts.mode == socket_mode::blocking ? poll_mode::thread : poll_mode::busy);
     settings.polling =
         polling == poll_mode::busy ? corio::poll_mode::busy : corio::poll_mode::thread;
+    if (opts.spin_budget && polling != poll_mode::adaptive)
+        throw run_error("--spin-budget needs --poll-mode adaptive: only the adaptive wait spins "
+                        "before it sleeps");
     if (polling == poll_mode::adaptive)
-        settings.spin_budget = corio::rpoll_service::default_spin_budget;
+        settings.spin_budget = opts.spin_budget.value_or(
+            std::chrono::duration_cast<std::chrono::microseconds>(
+                corio::rpoll_service::default_spin_budget));
     const bool tcp_asked = effective_transport(opts) == transport_choice::tcp;
     const bool fell_back = effective_transport(opts) == transport_choice::automatic && !rdma_available;
     settings.transport = tcp_asked || fell_back ? corio::transport::tcp : corio::transport::rsocket;
