@@ -122,7 +122,7 @@ boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote, e
 }
 
 std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind kind,
-                          const std::function<std::size_t(error_code&)>& call, error_code& ec) {
+                          function_ref<std::size_t(error_code&)> call, error_code& ec) {
     for (;;) {
         // [0] the socket, [1] the eventfd close() signals.
         pollfd fds[2] = {};
@@ -186,7 +186,7 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         ec);
 }
 
-std::size_t try_call(socket_impl& impl, const std::function<std::size_t(error_code&)>& call,
+std::size_t try_call(socket_impl& impl, function_ref<std::size_t(error_code&)> call,
                      error_code& ec) {
     std::lock_guard io_lock(impl.io_mutex_);
     if (!impl.socket_.is_valid()) {
@@ -254,16 +254,7 @@ std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void
     }
     if (wait)
         return blocking_call(service, impl, wait_kind::write, write_rest, ec);
-    std::lock_guard io_lock(impl.io_mutex_);
-    if (!impl.socket_.is_valid()) {
-        ec = boost::asio::error::bad_descriptor;
-        return 0;
-    }
-    if (impl.shutting_down_.load(std::memory_order_acquire) > 0) {
-        ec = boost::asio::error::would_block;
-        return 0;
-    }
-    return write_rest(ec);
+    return try_call(impl, write_rest, ec);
 }
 
 error_code set_non_blocking(socket_impl& impl, bool mode) {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -9,6 +8,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <corio/detail/function_ref.hpp>
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/socket_ops.hpp>
 #include <corio/transport.hpp>
@@ -60,7 +60,7 @@ boost::asio::ip::tcp::endpoint socket_endpoint(socket_impl& impl, bool remote,
 /// (and the wake eventfd close() signals) for `kind` in between. A close()
 /// from another thread ends it with operation_aborted.
 std::size_t blocking_call(rpoll_service& service, socket_impl& impl, wait_kind kind,
-                          const std::function<std::size_t(boost::system::error_code&)>& call,
+                          function_ref<std::size_t(boost::system::error_code&)> call,
                           boost::system::error_code& ec);
 
 /// One nonblocking readv or writev (`flags` 0), or recvmsg or sendmsg with
@@ -84,7 +84,7 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
 /// mutex: bad_descriptor when closed, would_block for try_again and while
 /// an rshutdown runs.
 std::size_t try_call(socket_impl& impl,
-                     const std::function<std::size_t(boost::system::error_code&)>& call,
+                     function_ref<std::size_t(boost::system::error_code&)> call,
                      boost::system::error_code& ec);
 
 /// read_some or write_some (receive or send with `flags`) on a
