@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -133,8 +134,18 @@ public:
     void forget_operation(detail::rpoll_operation* op) noexcept;
 
     /// Per-operation cancellation (terminal, partial or total alike: a
-    /// corio operation that has moved no bytes has no side effects).
-    void cancel_operation(detail::rpoll_operation* op);
+    /// corio operation that has moved no bytes has no side effects) of the
+    /// operation at `op` with id `op_id`, waiting for `kind` on the socket
+    /// whose id is `impl_id`, if it is still pending; nothing otherwise.
+    /// Safe from any thread, also after the operation has completed and
+    /// been freed: `op` is dereferenced only once found in its socket's
+    /// queue.
+    void cancel_operation(std::uint64_t impl_id, detail::wait_kind kind,
+                          const detail::rpoll_operation* op, std::uint64_t op_id);
+    /// A new operation id (rpoll_operation::id_).
+    std::uint64_t next_operation_id() noexcept {
+        return next_operation_id_.fetch_add(1, std::memory_order_relaxed);
+    }
 
     /// Ends every pending operation on `impl` with operation_aborted.
     void cancel_all(detail::socket_impl& impl);
@@ -295,6 +306,7 @@ private:
     };
     poll_scratch scratch_[2];
     std::uint64_t next_id_ = 1;
+    std::atomic<std::uint64_t> next_operation_id_{1};
     poll_mode mode_ = poll_mode::thread;
     boost::asio::any_io_executor busy_executor_;
     bool busy_posted_ = false;

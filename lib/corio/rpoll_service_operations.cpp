@@ -116,14 +116,27 @@ void rpoll_service::run_operation(rpoll_operation* op) {
     op->complete();
 }
 
-void rpoll_service::cancel_operation(rpoll_operation* op) {
+void rpoll_service::cancel_operation(std::uint64_t impl_id, detail::wait_kind kind,
+                                     const detail::rpoll_operation* target, std::uint64_t op_id) {
     std::unique_lock lock(mutex_);
+    // The canceller may outlive its operation (and its socket): find the
+    // operation among those still pending before touching it. A socket no
+    // longer registered has none (its release closed it, ending them).
+    const auto found = impls_.find(impl_id);
+    if (found == impls_.end())
+        return;
+    auto& queue = found->second->queue(kind);
+    rpoll_operation* op = nullptr;
+    auto it = std::find(queue.ops.begin(), queue.ops.end(), target);
+    if (it != queue.ops.end())
+        op = *it;
+    else if (queue.running == target)
+        op = queue.running;
+    // Not pending, or another operation at a freed one's address.
+    if (op == nullptr || op->id_ != op_id)
+        return;
     op_state state = op->state_.load(std::memory_order_acquire);
-    if (state == op_state::queued) {
-        auto& queue = op->impl_->queue(op->kind_);
-        const auto it = std::find(queue.ops.begin(), queue.ops.end(), op);
-        if (it == queue.ops.end())
-            return;
+    if (state == op_state::queued && it != queue.ops.end()) {
         queue.ops.erase(it);
         queue_changed(*op->impl_, queue);
         // queued -> aborted, under the lock the poller also needs to take it.

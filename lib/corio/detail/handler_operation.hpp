@@ -43,20 +43,33 @@ private:
     rpoll_operation* op_;
 };
 
-/// Bound into the handler's cancellation slot while the operation is pending.
+/// Bound into the handler's cancellation slot when the operation starts to
+/// wait, and left there when it completes, as Asio's own operations leave
+/// theirs (reactive_socket_service_base: emplace at the start, never a
+/// clear). Clearing the slot from the thread that completes the operation
+/// would race a cancellation emitted from another thread, since Asio's
+/// cancellation_signal is not thread-safe; a canceller left behind instead
+/// finds nothing to cancel. So it dereferences nothing of the operation
+/// until the service has found it still pending, under the service mutex
+/// (rpoll_service::cancel_operation).
 class operation_canceller {
 public:
-    explicit operation_canceller(rpoll_operation* op) noexcept : op_(op) {}
+    explicit operation_canceller(rpoll_operation& op) noexcept
+        : service_(&op.service_), impl_id_(op.impl_->id_), kind_(op.kind_), op_(&op), op_id_(op.id_) {}
 
     void operator()(boost::asio::cancellation_type_t type) {
         using boost::asio::cancellation_type;
         if ((type & (cancellation_type::terminal | cancellation_type::partial |
                      cancellation_type::total)) != cancellation_type::none)
-            op_->service_.cancel_operation(op_);
+            service_->cancel_operation(impl_id_, kind_, op_, op_id_);
     }
 
 private:
-    rpoll_operation* op_;
+    rpoll_service* service_;
+    std::uint64_t impl_id_;
+    wait_kind kind_;
+    rpoll_operation* op_; // compared, never dereferenced unless found pending
+    std::uint64_t op_id_;
 };
 
 /// The handler-holding part of every operation kind: the handler, its
@@ -120,7 +133,7 @@ public:
     }
 
     void complete() override {
-        clear_slot();
+        // The slot keeps its canceller (see operation_canceller).
         release_work();
         const allocator_type allocator = allocator_for(handler_);
         Handler handler(std::move(handler_));
@@ -243,7 +256,8 @@ private:
     static void connect_slot(Derived* op) {
         auto slot = boost::asio::get_associated_cancellation_slot(op->handler_);
         if (slot.is_connected()) {
-            slot.template emplace<operation_canceller>(op);
+            op->id_ = op->service_.next_operation_id();
+            slot.template emplace<operation_canceller>(*op);
             op->slot_connected_ = true;
         }
     }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include <boost/system/error_code.hpp>
@@ -101,6 +102,11 @@ public:
     const std::shared_ptr<socket_impl> impl_;
     boost::system::error_code ec_;
     std::size_t bytes_ = 0;
+    /// Unique in its service, set when a cancellation slot is connected
+    /// (operation_canceller): the canceller finds the operation by its
+    /// address and this, so one freed and another allocated at the same
+    /// address are never taken for each other.
+    std::uint64_t id_ = 0;
 
 protected:
     rpoll_operation(wait_kind kind, rpoll_service& service,
