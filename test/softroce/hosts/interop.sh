@@ -9,6 +9,11 @@
 # the default series first (the by-hand check; CI runs the rest).
 #   test/softroce/hosts-run -- 'test/softroce/hosts/interop.sh' 'test/softroce/hosts/interop.sh'
 # from the build directory, or CORIOSTREAM=path. Exit: 0 pass, 1 fail, 77 skip.
+# CORIO_INTEROP_PAIRS: the pairs to run, by number, e.g. "3" or "3 4"
+# (default all): 1 riostream serving, coriostream connecting; 2 coriostream
+# serving, riostream connecting; 3 rstream serving, coriostream --data-path
+# stream connecting; 4 the reverse; each at most once. Both guests see the
+# same environment.
 . "$(dirname "$0")/pair.bash"
 
 hosts_setup riostream
@@ -49,9 +54,23 @@ cross_pair() {
     timings+=("$label $((SECONDS - start))s")
 }
 
-for pair in "riostream coriostream" "coriostream riostream" \
-            "rstream coriostream-stream" "coriostream-stream rstream"; do
-    read -r server_tool client_tool <<<"$pair"
+pairs=("riostream coriostream" "coriostream riostream"
+       "rstream coriostream-stream" "coriostream-stream rstream")
+selected=${CORIO_INTEROP_PAIRS:-1 2 3 4}
+selected=${selected//,/ }
+seen=" "
+for n in $selected; do
+    case $n in
+        [1-4]) ;;
+        *) fail "CORIO_INTEROP_PAIRS: no pair '$n' (pairs are 1 to 4)"; hosts_finish ;;
+    esac
+    # A pair run twice would find its own marks of the first run.
+    case $seen in *" $n "*) fail "CORIO_INTEROP_PAIRS: pair $n twice"; hosts_finish ;; esac
+    seen+="$n "
+done
+[ -n "${selected// /}" ] || { fail "CORIO_INTEROP_PAIRS names no pair"; hosts_finish; }
+for n in $selected; do
+    read -r server_tool client_tool <<<"${pairs[n - 1]}"
     name=$server_tool-to-$client_tool
     if [ "${1:-}" = full ]; then
         cross_pair "$name-default" default "$server_tool" "$client_tool"
