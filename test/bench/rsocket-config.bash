@@ -28,6 +28,7 @@ if [[ ! -d /etc/rdma ]]; then
   echo "rsocket-config.bash: /etc/rdma is missing (rdma-core is not installed)" >&2
   exit 2
 fi
+# shellcheck disable=SC2016 # expanded by the inner bash
 exec unshare --mount --propagation private -- bash -c '
   set -eu
   n=$1; shift
