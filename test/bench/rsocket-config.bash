@@ -2,7 +2,7 @@
 # rsocket-config.bash NAME=VALUE... -- COMMAND [ARGS...]
 #
 # Runs COMMAND with rsockets' administrator defaults /etc/rdma/rsocket/NAME
-# set to VALUE (rsocket(7): polling_time, mem_default, ...), in a private
+# set to VALUE (the rsocket man page, section 7: polling_time, mem_default, ...), in a private
 # mount namespace: /etc/rdma is copied to a tmpfs, the files are written
 # there and the tmpfs is bind-mounted over /etc/rdma, so only COMMAND and
 # its children see them and nothing is written to the real /etc. Needs root
