@@ -50,6 +50,24 @@ namespace {
 
 using stream_pair = std::pair<corio::stream, corio::stream>;
 
+/// Reads on `stream`, through `context` run by another thread, until
+/// `received` reaches `sent`: what cancelled reads left is still there, once.
+void read_the_rest(asio::io_context& context, corio::stream& stream, std::size_t received,
+                   std::size_t sent) {
+    std::array<char, 4096> rest{};
+    while (received < sent) {
+        std::promise<std::size_t> got;
+        asio::post(context, [&] {
+            stream.async_read_some(asio::buffer(rest),
+                                   [&](error_code, std::size_t n) { got.set_value(n); });
+        });
+        auto f = got.get_future();
+        BOOST_TEST_REQUIRE((f.wait_for(5s) == std::future_status::ready));
+        received += f.get();
+    }
+    BOOST_TEST(received == sent);
+}
+
 /// A connected tcp pair, made by running `context` until it is.
 stream_pair make_pair_on(asio::io_context& context) {
     std::optional<stream_pair> made;
@@ -418,18 +436,7 @@ BOOST_AUTO_TEST_CASE(close_and_cancel_from_other_threads_race_operations_safely)
         std::promise<void> flushed;
         asio::post(context, [&] { flushed.set_value(); });
         flushed.get_future().wait();
-        std::array<char, 512> rest{};
-        while (received < sent) {
-            std::promise<std::size_t> got;
-            asio::post(context, [&] {
-                b.async_read_some(asio::buffer(rest),
-                                  [&](error_code, std::size_t n) { got.set_value(n); });
-            });
-            auto f = got.get_future();
-            BOOST_TEST_REQUIRE((f.wait_for(5s) == std::future_status::ready));
-            received += f.get();
-        }
-        BOOST_TEST(received == sent);
+        read_the_rest(context, b, received, sent);
         asio::post(context, [&] {
             a.close();
             b.close();
@@ -496,18 +503,7 @@ BOOST_AUTO_TEST_CASE(a_cancellation_emitted_from_another_thread_may_race_the_com
             ++sent;
         }
         // The bytes the cancelled reads left are still there, once.
-        std::array<char, 4096> rest{};
-        while (received < sent) {
-            std::promise<std::size_t> got;
-            asio::post(context, [&] {
-                b.async_read_some(asio::buffer(rest),
-                                  [&](error_code, std::size_t n) { got.set_value(n); });
-            });
-            auto f = got.get_future();
-            BOOST_TEST_REQUIRE((f.wait_for(5s) == std::future_status::ready));
-            received += f.get();
-        }
-        BOOST_TEST(received == sent);
+        read_the_rest(context, b, received, sent);
         BOOST_TEST_MESSAGE("mode " << static_cast<int>(mode) << ": " << aborted << " of " << rounds
                                    << " reads cancelled");
         asio::post(context, [&] {
