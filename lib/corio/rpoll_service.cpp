@@ -148,7 +148,7 @@ void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, tran
         impl.socket_ = std::move(socket);
         // A new socket starts in blocking mode, as Asio's do.
         impl.non_blocking_ = false;
-        impl.spin_misses_ = 0;
+        impl.spin_histories_ = {};
     }
     impl.transport_ = t;
     impl.phase_ = phase;

@@ -89,13 +89,14 @@ public:
 
     /// Adaptive waiting in poll_mode::thread (detail::adaptive_spin): before
     /// a wait on an rsocket goes to the poller thread, the thread that
-    /// started it polls that socket with rpoll, timeout 0, for up to
-    /// `budget`; zero turns it off. Default adaptive_spin::default_budget,
-    /// 10 us. A socket whose spins keep finding nothing stops spinning (but
-    /// for one wait in adaptive_spin::probe_interval), so idle connections
-    /// cost nothing.
+    /// started it polls that socket with rpoll, timeout 0, for about twice
+    /// the time the socket's recent answers took to arrive
+    /// (detail::spin_history), never longer than `budget`; zero turns
+    /// spinning off. A socket whose spins keep finding nothing stops
+    /// spinning (but for one wait in spin_history::probe_interval), so idle
+    /// connections cost nothing.
     void set_spin_budget(std::chrono::nanoseconds budget) noexcept { spin_.set_budget(budget); }
-    /// The budget a service starts with: rsockets' own polling_time, 10 us.
+    /// The budget a service starts with (adaptive_spin::default_budget).
     static constexpr std::chrono::nanoseconds default_spin_budget =
         detail::adaptive_spin::default_budget;
     /// The budget set_spin_budget set.

@@ -307,8 +307,8 @@ po::options_description extension_options() {
          "adaptive spins on the waiting rsocket for corio's spin budget, then waits in "
          "the thread (default: thread with -T b, else busy, as riostream spins)")
         ("spin-budget", po::value<std::string>()->value_name("MICROSECONDS"),
-         "with --poll-mode adaptive: how long a wait spins before it sleeps (default 10, "
-         "rsockets' own polling_time; 0 sleeps at once)")
+         "with --poll-mode adaptive: the longest a wait spins before it sleeps (default 100; "
+         "0 sleeps at once)")
         ("allow", po::value<std::string>()->value_name("CIDR"),
          "server: admit only peers in this network (repeatable; IPv4 or IPv6, e.g. "
          "10.0.0.0/8); others are closed at once")

@@ -15,33 +15,32 @@ bool adaptive_spin::wait_ready(socket_impl& impl, wait_kind kind) const {
     // queue under cq_lock, the channel under cq_wait_lock, and a timeout-0
     // rpoll never reads the channel), but not of a connecting one, whose
     // rpoll runs rs_do_connect without the socket's locks.
-    if (budget.count() == 0 || !enabled_.load(std::memory_order_relaxed) ||
+    if (!enabled_.load(std::memory_order_relaxed) ||
         impl.socket_.ops() != &rsocket_ops ||
         impl.phase_.load(std::memory_order_relaxed) != socket_impl::phase::connected)
         return false;
-    if (impl.spin_misses_ >= misses_before_idle) {
-        if (++impl.spins_skipped_ < probe_interval)
-            return false;
-        impl.spins_skipped_ = 0;
-    }
+    const auto spin = impl.spin_history_for(kind).next_spin(budget);
+    if (spin.count() == 0)
+        return false;
     const short events = kind == wait_kind::read ? POLLIN : kind == wait_kind::write ? POLLOUT
                                                                                      : POLLPRI;
     // The clock is read once per few polls: an rpoll of one socket costs
     // about as much as reading it.
     constexpr int polls_per_clock = 4;
-    const auto deadline = std::chrono::steady_clock::now() + budget;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + spin;
     do {
         for (int i = 0; i < polls_per_clock; ++i) {
             pollfd fd{impl.socket_.get(), events, 0};
             boost::system::error_code ec;
             // Ready, or an error the operation's own call will report.
             if (rsocket_ops.poll(&fd, 1, poll_timeout::immediate, ec) > 0 || ec) {
-                impl.spin_misses_ = 0;
+                impl.spin_history_for(kind).hit(std::chrono::steady_clock::now() - start);
                 return true;
             }
         }
     } while (std::chrono::steady_clock::now() < deadline);
-    ++impl.spin_misses_;
+    impl.spin_history_for(kind).miss();
     return false;
 }
 

@@ -12,26 +12,25 @@ class socket_impl;
 
 /// Adaptive waiting, as rsockets' own polling_time: before a wait on an
 /// rsocket goes to the poller thread (poll_mode::thread), the thread that
-/// started it polls that one socket with rpoll, timeout 0, for up to a
-/// budget. An active connection's answer usually arrives within it, which
-/// saves the hand-off to the poller thread and back (tens of microseconds);
-/// an idle one costs the budget once, then its waits skip the spin (see
-/// spin_misses_) and cost nothing while the socket stays idle.
+/// started it polls that one socket with rpoll, timeout 0, for a while. An
+/// active connection's answer usually arrives within it, which saves the
+/// hand-off to the poller thread and back (two wake-ups, tens of
+/// microseconds and more under emulation). How long a wait spins follows
+/// what the socket's earlier spins measured (spin_history: twice the recent
+/// arrival time), within the service's budget; an idle socket costs the
+/// budget a few times, then its waits skip the spin but for rare probes.
 ///
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: safe; the budget is atomic, and
-/// a socket's spin state belongs to the thread running its operations.
+/// a socket's spin history belongs to the thread running its operations.
 class adaptive_spin {
 public:
-    /// rsockets' own polling_time default: 10 us.
-    static constexpr std::chrono::nanoseconds default_budget{std::chrono::microseconds(10)};
-    /// Spins in a row that found nothing before a socket counts as idle.
-    static constexpr unsigned misses_before_idle = 2;
-    /// An idle socket still spins before one wait in this many, so that it
-    /// is found again once it is active.
-    static constexpr unsigned probe_interval = 64;
+    /// The most one wait spins, unless set_budget says otherwise. Chosen by
+    /// measurement in the Soft-RoCE guest (doc/performance.md, "The adaptive
+    /// wait's budget"): it must exceed one round trip, or every spin misses.
+    static constexpr std::chrono::nanoseconds default_budget{std::chrono::microseconds(100)};
 
-    /// Sets the budget of each spin; zero turns spinning off.
+    /// Sets the most one wait spins; zero turns spinning off.
     void set_budget(std::chrono::nanoseconds budget) noexcept {
         budget_ns_.store(budget.count() > 0 ? budget.count() : 0, std::memory_order_relaxed);
     }
@@ -42,11 +41,11 @@ public:
     /// polls on the io_context anyway).
     void set_enabled(bool on) noexcept { enabled_.store(on, std::memory_order_relaxed); }
 
-    /// Polls `impl`'s rsocket for `kind` until it is ready or the budget is
-    /// spent; true when it became ready. Call with impl.io_mutex_ held on an
+    /// Polls `impl`'s rsocket for `kind` until it is ready or its spin
+    /// (spin_history::next_spin) is spent; true when it became ready. Call with impl.io_mutex_ held on an
     /// open socket: close() then waits for the spin to end, as it waits for
     /// any call into the socket. False at once for a kernel socket, when
-    /// spinning is off, or when the socket counts as idle.
+    /// spinning is off, or when the socket's history says to skip the spin.
     bool wait_ready(socket_impl& impl, wait_kind kind) const;
 
 private:

@@ -20,6 +20,7 @@
 #include <corio/detail/futex_mutex.hpp>
 #include <corio/detail/remote_mapping.hpp>
 #include <corio/detail/rpoll_operation.hpp>
+#include <corio/detail/spin_history.hpp>
 #include <corio/detail/stall_watch.hpp>
 #include <corio/detail/unique_socket.hpp>
 #include <corio/transport.hpp>
@@ -216,13 +217,12 @@ public:
     /// non_blocking(true): read_some, write_some and iowrite report
     /// would_block instead of waiting.
     bool non_blocking_ = false;
-    /// Adaptive waiting (rpoll_service::spin_before_wait): consecutive
-    /// spins on this socket that ended with nothing ready. Past a few, the
-    /// socket counts as idle and its waits skip the spin, but for one in
-    /// rpoll_service::spin_probe_interval, so that it comes back once it
-    /// is active again.
-    unsigned spin_misses_ = 0;
-    unsigned spins_skipped_ = 0;
+    /// Adaptive waiting (adaptive_spin): what the spins before this
+    /// socket's waits of each kind have measured.
+    std::array<detail::spin_history, wait_kind_count> spin_histories_{};
+    detail::spin_history& spin_history_for(wait_kind kind) noexcept {
+        return spin_histories_[static_cast<std::size_t>(kind)];
+    }
 };
 
 } // namespace corio::detail
