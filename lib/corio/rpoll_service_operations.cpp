@@ -81,6 +81,8 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                 finished = false;
             } else {
                 finished = op->perform(impl);
+                if (finished && !op->ec_)
+                    spin_.wait_answered(impl, op->kind_);
             }
         }
         if (!finished) {

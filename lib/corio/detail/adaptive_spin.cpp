@@ -19,9 +19,13 @@ bool adaptive_spin::wait_ready(socket_impl& impl, wait_kind kind) const {
         impl.socket_.ops() != &rsocket_ops ||
         impl.phase_.load(std::memory_order_relaxed) != socket_impl::phase::connected)
         return false;
-    const auto spin = impl.spin_history_for(kind).next_spin(budget);
-    if (spin.count() == 0)
+    auto& history = impl.spin_history_for(kind);
+    const auto spin = history.next_spin(budget);
+    if (spin.count() == 0) {
+        if (history.idle())
+            history.start_unspun_wait(std::chrono::steady_clock::now());
         return false;
+    }
     const short events = kind == wait_kind::read ? POLLIN : kind == wait_kind::write ? POLLOUT
                                                                                      : POLLPRI;
     // The clock is read once per few polls: an rpoll of one socket costs
@@ -42,6 +46,12 @@ bool adaptive_spin::wait_ready(socket_impl& impl, wait_kind kind) const {
     } while (std::chrono::steady_clock::now() < deadline);
     impl.spin_history_for(kind).miss();
     return false;
+}
+
+void adaptive_spin::wait_answered(socket_impl& impl, wait_kind kind) const noexcept {
+    auto& history = impl.spin_history_for(kind);
+    if (history.unspun_wait_pending())
+        history.end_unspun_wait(std::chrono::steady_clock::now(), budget());
 }
 
 } // namespace corio::detail

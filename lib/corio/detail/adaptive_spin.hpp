@@ -48,6 +48,12 @@ public:
     /// spinning is off, or when the socket's history says to skip the spin.
     bool wait_ready(socket_impl& impl, wait_kind kind) const;
 
+    /// A wait of `kind` on `impl` that went to the poller found the socket
+    /// ready (its call made progress). Times the wait if the socket was idle
+    /// when it started (spin_history::end_unspun_wait). Call with
+    /// impl.io_mutex_ held.
+    void wait_answered(socket_impl& impl, wait_kind kind) const noexcept;
+
 private:
     std::atomic<std::int64_t> budget_ns_{default_budget.count()};
     std::atomic<bool> enabled_{true};

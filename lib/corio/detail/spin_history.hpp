@@ -24,6 +24,18 @@ namespace corio::detail {
 /// whenever one answer was late: each end's slower answers then made the
 /// other's spins miss.)
 ///
+/// Probes alone cannot wake a ping-pong whose two ends are idle together:
+/// each answer then comes through the peer's poller thread too, later than
+/// any spin, so every probe misses. An idle socket's waits that skip the
+/// spin are timed instead (start_unspun_wait, end_unspun_wait): one that was
+/// answered within recovery_budgets budgets says the peer answers promptly,
+/// and the socket is on trial: its next wait spins the whole budget, and one
+/// whole-budget miss makes it idle again. A trial that fails doubles the
+/// prompt answers in a row the next one needs, up to probe_interval, so that
+/// many streams sharing one busy thread (answers prompt, spins still too
+/// short) cost no more than the probes. A truly idle connection's waits last
+/// far longer and leave it idle.
+///
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: unsafe; a socket's history
 /// belongs to the thread that spins on it (under its io_mutex_).
@@ -39,6 +51,12 @@ public:
     /// The shortest spin: one look at the socket costs about a microsecond
     /// under emulation, so a shorter spin would be a single look.
     static constexpr duration min_spin{std::chrono::microseconds(1)};
+    /// An idle socket's unspun wait answered within this many budgets turns
+    /// it active again. Under emulation an answer that crosses both ends'
+    /// poller threads takes about 1.5 budgets of 100 us (doc/performance.md).
+    static constexpr int recovery_budgets = 4;
+
+    using time_point = std::chrono::steady_clock::time_point;
 
     /// How long the next wait spins, at most `budget`; zero: not at all.
     duration next_spin(duration budget) noexcept {
@@ -63,6 +81,8 @@ public:
         misses_ = 0;
         skipped_ = 0;
         after_miss_ = false;
+        on_trial_ = false;
+        prompt_answers_needed_ = 1;
         // Never zero: zero means nothing measured yet.
         const std::int64_t ns = std::max<std::int64_t>(waited.count(), 1);
         // A moving average over about the last four hits: one late answer
@@ -76,6 +96,37 @@ public:
         after_miss_ = true;
         if (whole_ && misses_ < misses_before_idle)
             ++misses_;
+        if (on_trial_ && idle()) {
+            on_trial_ = false;
+            prompt_answers_needed_ = std::min(2 * prompt_answers_needed_, probe_interval);
+        }
+    }
+
+    /// A wait that skipped its spin because the socket is idle went to the
+    /// poller at `start`.
+    void start_unspun_wait(time_point start) noexcept { unspun_start_ = start; }
+    /// Whether such a wait is under way (its end is worth a clock read).
+    bool unspun_wait_pending() const noexcept { return unspun_start_ != time_point{}; }
+    /// That wait's socket was ready at `end`. A wait that ended in an error
+    /// or was cancelled is never ended: the next one's start replaces it.
+    void end_unspun_wait(time_point end, duration budget) noexcept {
+        const auto waited = end - unspun_start_;
+        unspun_start_ = time_point{};
+        if (!idle())
+            return;
+        if (waited > recovery_budgets * budget) {
+            prompt_answers_ = 0;
+            return;
+        }
+        if (++prompt_answers_ < prompt_answers_needed_)
+            return;
+        // On trial: the next wait spins the whole budget, and a miss makes
+        // the socket idle again.
+        prompt_answers_ = 0;
+        misses_ = misses_before_idle - 1;
+        skipped_ = 0;
+        after_miss_ = true;
+        on_trial_ = true;
     }
 
     /// Whether the socket counts as idle (its waits skip the spin but for
@@ -92,6 +143,13 @@ private:
     bool whole_ = true;
     /// The last spin missed: the next one is the whole budget.
     bool after_miss_ = false;
+    /// When the unspun wait under way started; none: time_point{}.
+    time_point unspun_start_{};
+    /// Unspun waits in a row answered promptly, and how many a trial needs.
+    unsigned prompt_answers_ = 0;
+    unsigned prompt_answers_needed_ = 1;
+    /// Turned active by prompt answers, not yet confirmed by a hit.
+    bool on_trial_ = false;
 };
 
 } // namespace corio::detail
