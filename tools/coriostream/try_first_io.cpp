@@ -1,6 +1,5 @@
 #include "try_first_io.hpp"
 
-#include <cstddef>
 #include <tuple>
 
 #include <boost/asio/as_tuple.hpp>
@@ -14,54 +13,121 @@ namespace {
 using boost::system::error_code;
 
 /// Runs `call(done, ec)` (it returns the bytes it moved) until `size` bytes
-/// are done, waiting for `what` whenever it would block.
+/// are done or it fails; false, with `ec` clear, when it would block first.
 template <class Call>
-boost::asio::awaitable<error_code> until_done(corio::stream& stream, std::size_t size,
-                                              corio::stream::wait_type what, Call call) {
-    error_code ec;
+bool try_until_done(corio::stream& stream, std::size_t size, std::size_t& done, error_code& ec,
+                    Call call) {
     if (!stream.non_blocking()) {
         stream.non_blocking(true, ec);
         if (ec)
-            co_return ec;
+            return true;
     }
-    std::size_t done = 0;
     while (done < size) {
         done += call(done, ec);
         if (ec == boost::asio::error::would_block) {
-            std::tie(ec) = co_await stream.async_wait(
-                what, boost::asio::as_tuple(boost::asio::use_awaitable));
+            ec.clear();
+            return false;
         }
         if (ec)
-            co_return ec;
+            return true;
     }
+    return true;
+}
+
+/// try_until_done's slow path: waits for `what` before every try.
+template <class Call>
+boost::asio::awaitable<error_code> rest_until_done(corio::stream& stream, std::size_t size,
+                                                   std::size_t done,
+                                                   corio::stream::wait_type what, Call call) {
+    error_code ec;
+    do {
+        std::tie(ec) =
+            co_await stream.async_wait(what, boost::asio::as_tuple(boost::asio::use_awaitable));
+        if (ec)
+            co_return ec;
+    } while (!try_until_done(stream, size, done, ec, call));
     co_return ec;
+}
+
+auto write_call(corio::stream& stream, boost::asio::const_buffer data) {
+    return [&stream, data](std::size_t done, error_code& ec) {
+        return stream.write_some(data + done, ec);
+    };
+}
+
+auto read_call(corio::stream& stream, boost::asio::mutable_buffer data) {
+    return [&stream, data](std::size_t done, error_code& ec) {
+        return stream.read_some(data + done, ec);
+    };
+}
+
+auto iowrite_call(corio::stream& stream, boost::asio::const_buffer data, off_t offset) {
+    return [&stream, data, offset](std::size_t done, error_code& ec) {
+        return stream.iowrite(data + done, offset + static_cast<off_t>(done), ec);
+    };
 }
 
 } // namespace
 
+bool try_write_all(corio::stream& stream, boost::asio::const_buffer data, std::size_t& done,
+                   error_code& ec) {
+    return try_until_done(stream, data.size(), done, ec, write_call(stream, data));
+}
+
+boost::asio::awaitable<error_code> write_rest(corio::stream& stream,
+                                              boost::asio::const_buffer data, std::size_t done) {
+    return rest_until_done(stream, data.size(), done, corio::stream::wait_write,
+                           write_call(stream, data));
+}
+
+bool try_read_all(corio::stream& stream, boost::asio::mutable_buffer data, std::size_t& done,
+                  error_code& ec) {
+    return try_until_done(stream, data.size(), done, ec, read_call(stream, data));
+}
+
+boost::asio::awaitable<error_code> read_rest(corio::stream& stream,
+                                             boost::asio::mutable_buffer data, std::size_t done) {
+    return rest_until_done(stream, data.size(), done, corio::stream::wait_read,
+                           read_call(stream, data));
+}
+
+bool try_iowrite_all(corio::stream& stream, boost::asio::const_buffer data, off_t offset,
+                     std::size_t& done, error_code& ec) {
+    return try_until_done(stream, data.size(), done, ec, iowrite_call(stream, data, offset));
+}
+
+boost::asio::awaitable<error_code> iowrite_rest(corio::stream& stream,
+                                                boost::asio::const_buffer data, off_t offset,
+                                                std::size_t done) {
+    return rest_until_done(stream, data.size(), done, corio::stream::wait_write,
+                           iowrite_call(stream, data, offset));
+}
+
 boost::asio::awaitable<error_code> write_all(corio::stream& stream,
                                              boost::asio::const_buffer data) {
-    return until_done(stream, data.size(), corio::stream::wait_write,
-                      [&stream, data](std::size_t done, error_code& ec) {
-                          return stream.write_some(data + done, ec);
-                      });
+    std::size_t done = 0;
+    error_code ec;
+    if (try_write_all(stream, data, done, ec))
+        co_return ec;
+    co_return co_await write_rest(stream, data, done);
 }
 
 boost::asio::awaitable<error_code> read_all(corio::stream& stream,
                                             boost::asio::mutable_buffer data) {
-    return until_done(stream, data.size(), corio::stream::wait_read,
-                      [&stream, data](std::size_t done, error_code& ec) {
-                          return stream.read_some(data + done, ec);
-                      });
+    std::size_t done = 0;
+    error_code ec;
+    if (try_read_all(stream, data, done, ec))
+        co_return ec;
+    co_return co_await read_rest(stream, data, done);
 }
 
 boost::asio::awaitable<error_code> iowrite_all(corio::stream& stream,
                                                boost::asio::const_buffer data, off_t offset) {
-    return until_done(stream, data.size(), corio::stream::wait_write,
-                      [&stream, data, offset](std::size_t done, error_code& ec) {
-                          return stream.iowrite(data + done, offset + static_cast<off_t>(done),
-                                                ec);
-                      });
+    std::size_t done = 0;
+    error_code ec;
+    if (try_iowrite_all(stream, data, offset, done, ec))
+        co_return ec;
+    co_return co_await iowrite_rest(stream, data, offset, done);
 }
 
 } // namespace coriostream
