@@ -1,9 +1,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "data_path.hpp"
 #include "transfer_context.hpp"
@@ -24,11 +28,20 @@ public:
     boost::asio::awaitable<transfer_timing> run_test(const test_case& test) override;
 
 private:
-    /// rstream's send_xfer and recv_xfer; `timed` transfers count towards
-    /// the progress line.
-    boost::asio::awaitable<void> send_xfer(std::size_t size, bool timed);
-    boost::asio::awaitable<void> recv_xfer(std::size_t size, bool timed);
-    boost::asio::awaitable<void> sync_test();
+    enum class direction { send, recv };
+
+    /// rstream's send_xfer or recv_xfer, as far as it goes without waiting:
+    /// nothing when the transfer finished (`timed` ones count towards the
+    /// progress line), else the coroutine that finishes it. Only a transfer
+    /// that waits costs a coroutine.
+    std::optional<boost::asio::awaitable<void>> try_xfer(direction way, std::size_t size,
+                                                         bool timed);
+    boost::asio::awaitable<void> xfer_rest(direction way, std::span<std::uint8_t> data,
+                                           bool timed, std::size_t done);
+    /// A finished transfer's error if any, else its progress and
+    /// verification.
+    void end_xfer(direction way, std::span<std::uint8_t> data, bool timed,
+                  const boost::system::error_code& ec);
 
     transfer_context context_;
     std::string send_call_;
