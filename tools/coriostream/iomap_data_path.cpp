@@ -1,6 +1,8 @@
 #include "iomap_data_path.hpp"
 
 #include <atomic>
+#include <string_view>
+#include <utility>
 
 #include <sys/mman.h>
 
@@ -49,89 +51,89 @@ iomap_data_path::iomap_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
       recv_call_(call_name(context.transport, "recv")) {}
 
-boost::asio::awaitable<void> iomap_data_path::send_message(std::span<const std::uint8_t> message) {
-    if (const auto ec = co_await write_all(context_.stream,
-                                           boost::asio::buffer(message.data(), message.size())))
-        throw_transfer_error(context_, ec, send_call_);
-    context_.watchdog.note_progress();
-}
-
-boost::asio::awaitable<void> iomap_data_path::recv_message(std::span<std::uint8_t> message) {
-    if (const auto ec = co_await read_all(context_.stream,
-                                          boost::asio::buffer(message.data(), message.size())))
-        throw_transfer_error(context_, ec, recv_call_);
-    context_.watchdog.note_progress();
-}
-
-boost::asio::awaitable<void> iomap_data_path::sync_test() {
-    if (context_.is_client) {
-        co_await send_message(sync_buffer_);
-        co_await recv_message(sync_buffer_);
-    } else {
-        co_await recv_message(sync_buffer_);
-        co_await send_message(sync_buffer_);
+std::optional<boost::asio::awaitable<void>>
+iomap_data_path::try_call(call what, std::span<std::uint8_t> data) {
+    const auto buffer = boost::asio::buffer(data.data(), data.size());
+    std::size_t done = 0;
+    boost::system::error_code ec;
+    bool finished = false;
+    switch (what) {
+    case call::send:
+        finished = try_write_all(context_.stream, buffer, done, ec);
+        break;
+    case call::recv:
+        finished = try_read_all(context_.stream, buffer, done, ec);
+        break;
+    case call::iowrite:
+        // riostream's send_xfer loops riowrite over the buffer, writing each
+        // piece at its own offset of the peer's mapping at 0; so does
+        // try_iowrite_all.
+        finished = try_iowrite_all(context_.stream, buffer, 0, done, ec);
+        break;
     }
+    if (!finished)
+        return call_rest(what, data, done);
+    end_call(what, ec);
+    return std::nullopt;
 }
 
-boost::asio::awaitable<void> iomap_data_path::write_region(std::span<const std::uint8_t> region) {
-    // riostream's send_xfer loops riowrite over the buffer, writing each
-    // piece at its own offset of the peer's mapping at 0; iowrite_all does
-    // the same loop, waiting only when a riowrite would block.
-    if (const auto ec = co_await iowrite_all(context_.stream,
-                                             boost::asio::buffer(region.data(), region.size()), 0))
-        throw_transfer_error(context_, ec, "riowrite");
+boost::asio::awaitable<void> iomap_data_path::call_rest(call what, std::span<std::uint8_t> data,
+                                                        std::size_t done) {
+    const auto buffer = boost::asio::buffer(data.data(), data.size());
+    boost::system::error_code ec;
+    switch (what) {
+    case call::send:
+        ec = co_await write_rest(context_.stream, buffer, done);
+        break;
+    case call::recv:
+        ec = co_await read_rest(context_.stream, buffer, done);
+        break;
+    case call::iowrite:
+        ec = co_await iowrite_rest(context_.stream, buffer, 0, done);
+        break;
+    }
+    end_call(what, ec);
+}
+
+void iomap_data_path::end_call(call what, const boost::system::error_code& ec) {
+    if (ec) {
+        throw_transfer_error(context_, ec,
+                             what == call::send   ? std::string_view(send_call_)
+                             : what == call::recv ? std::string_view(recv_call_)
+                                                  : std::string_view("riowrite"));
+    }
     context_.watchdog.note_progress();
-    context_.progress.add(1);
+    if (what == call::iowrite)
+        context_.progress.add(1);
 }
 
-boost::asio::awaitable<void> iomap_data_path::send_xfers(std::span<std::uint8_t> region,
-                                                         std::size_t transfer_count,
-                                                         std::uint8_t marker) {
-    for (std::size_t t = 1; t < transfer_count; ++t)
-        co_await write_region(region);
+void iomap_data_path::mark_last_write(std::span<std::uint8_t> region, std::uint8_t marker) {
     store_marker(region.back(), marker);
     if (context_.verify)
         context_.pattern.format(region.first(region.size() - 1));
-    co_await write_region(region);
-    if (context_.notify == notify_method::message) {
-        // Sent after the write completed: rsockets deliver it behind the
-        // written data, so the peer reads it only once the bytes are there.
-        const std::array<std::uint8_t, 1> notice{marker};
-        co_await send_message(notice);
+}
+
+bool iomap_data_path::marker_arrived(std::uint8_t& marker_byte, std::uint8_t marker) {
+    for (int i = 0; i < looks_per_yield; ++i) {
+        if (load_marker(marker_byte) == marker)
+            return true;
     }
+    return false;
 }
 
 boost::asio::awaitable<void> iomap_data_path::wait_for_marker(std::uint8_t& marker_byte,
                                                               std::uint8_t marker) {
     const auto executor = co_await boost::asio::this_coro::executor;
-    for (;;) {
-        for (int i = 0; i < looks_per_yield; ++i) {
-            if (load_marker(marker_byte) == marker)
-                co_return;
-        }
+    do {
         // riostream spins forever; the watchdog ends a wait for a peer that
         // has gone.
         if (context_.watchdog.expired())
             throw_transfer_error(context_, boost::asio::error::timed_out, "riowrite");
         co_await boost::asio::post(executor, boost::asio::use_awaitable);
-    }
+    } while (!marker_arrived(marker_byte, marker));
 }
 
-boost::asio::awaitable<void> iomap_data_path::receive_notice(std::uint8_t marker) {
-    std::array<std::uint8_t, 1> notice{};
-    co_await recv_message(notice);
-    if (notice[0] != marker)
-        throw run_error("protocol error: expected notice " + std::to_string(marker) + ", got " +
-                        std::to_string(notice[0]));
-}
-
-boost::asio::awaitable<void> iomap_data_path::recv_xfers(std::span<std::uint8_t> region,
-                                                         std::size_t transfer_count,
-                                                         std::uint8_t marker) {
-    if (context_.notify == notify_method::message)
-        co_await receive_notice(marker);
-    else
-        co_await wait_for_marker(region.back(), marker);
+void iomap_data_path::end_recv(std::span<std::uint8_t> region, std::size_t transfer_count) {
     context_.watchdog.note_progress();
     context_.progress.add(transfer_count);
     if (context_.verify) {
@@ -154,23 +156,59 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
                                              region.data(), region.size())));
         throw_transfer_error(context_, error.code(), "riomap");
     }
-    co_await sync_test();
+    // riostream's sync_test: 16 bytes each way, the client first.
+    const auto order = context_.is_client ? std::array{call::send, call::recv}
+                                          : std::array{call::recv, call::send};
+    for (const auto what : order) {
+        if (auto rest = try_call(what, sync_buffer_))
+            co_await std::move(*rest);
+    }
     // The handshake carried both mappings: the peer's covers the same bytes
     // at the same offset, since both ends run the same test. The previous
     // test's mapping is gone (the peer unmapped it).
     context_.stream.clear_remote_mappings();
     context_.stream.add_remote_mapping(0, region.size());
 
+    // Each iteration: the client's transfers and then the server's, each
+    // side's marking the next marker. The calls and the first looks at the
+    // marker need no coroutine of their own unless they wait.
     transfer_timing timing{};
     timing.start = std::chrono::steady_clock::now();
     std::uint8_t marker = 0;
     for (std::size_t i = 0; i < test.iterations; ++i) {
-        if (context_.is_client) {
-            co_await send_xfers(region, test.transfer_count, marker++);
-            co_await recv_xfers(region, test.transfer_count, marker++);
-        } else {
-            co_await recv_xfers(region, test.transfer_count, marker++);
-            co_await send_xfers(region, test.transfer_count, marker++);
+        for (const auto what : order) {
+            if (what == call::send) {
+                // riostream's send_xfer: transfer_count riowrites, the last
+                // one carrying the marker.
+                for (std::size_t t = 1; t < test.transfer_count; ++t) {
+                    if (auto rest = try_call(call::iowrite, region))
+                        co_await std::move(*rest);
+                }
+                mark_last_write(region, marker);
+                if (auto rest = try_call(call::iowrite, region))
+                    co_await std::move(*rest);
+                if (context_.notify == notify_method::message) {
+                    // Sent after the write completed: rsockets deliver it
+                    // behind the written data, so the peer reads it only once
+                    // the bytes are there.
+                    std::array<std::uint8_t, 1> notice{marker};
+                    if (auto rest = try_call(call::send, notice))
+                        co_await std::move(*rest);
+                }
+            } else if (context_.notify == notify_method::message) {
+                std::array<std::uint8_t, 1> notice{};
+                if (auto rest = try_call(call::recv, notice))
+                    co_await std::move(*rest);
+                if (notice[0] != marker)
+                    throw run_error("protocol error: expected notice " + std::to_string(marker) +
+                                    ", got " + std::to_string(notice[0]));
+                end_recv(region, test.transfer_count);
+            } else {
+                if (!marker_arrived(region.back(), marker))
+                    co_await wait_for_marker(region.back(), marker);
+                end_recv(region, test.transfer_count);
+            }
+            ++marker;
         }
     }
     timing.end = std::chrono::steady_clock::now();

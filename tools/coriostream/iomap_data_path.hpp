@@ -3,10 +3,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "data_path.hpp"
 #include "transfer_context.hpp"
@@ -26,9 +28,13 @@ namespace coriostream {
 /// all bytes but the marker, and the receiver verifies them once the marker
 /// arrived.
 ///
-/// The marker is polled without blocking the io_context: the coroutine looks
-/// at the byte, and yields to the executor between looks (after a burst of
-/// looks in poll_mode::busy).
+/// The marker is polled without blocking the io_context: run_test looks at
+/// the byte, and yields to the executor between bursts of looks.
+///
+/// Every call is made first without a coroutine of its own (try_call), and
+/// only a call that would block, or a marker that has not arrived after the
+/// first burst of looks, costs one: at 64 bytes the coroutines cost more
+/// instructions than the calls themselves.
 class iomap_data_path final : public data_path {
 public:
     explicit iomap_data_path(const transfer_context& context);
@@ -36,21 +42,30 @@ public:
     boost::asio::awaitable<transfer_timing> run_test(const test_case& test) override;
 
 private:
-    /// One riowrite of `region` into the peer's mapping at offset 0.
-    boost::asio::awaitable<void> write_region(std::span<const std::uint8_t> region);
-    /// transfer_count riowrites of `region`, the last one carrying `marker`.
-    boost::asio::awaitable<void> send_xfers(std::span<std::uint8_t> region,
-                                            std::size_t transfer_count, std::uint8_t marker);
-    /// Waits until the peer's last write of an iteration has left `marker`
-    /// in the region's last byte (or sent it through the stream, with
-    /// --notify message), then verifies.
-    boost::asio::awaitable<void> recv_xfers(std::span<std::uint8_t> region,
-                                            std::size_t transfer_count, std::uint8_t marker);
+    /// The stream's calls: send and recv of the handshake and of the
+    /// notices (--notify message), and riowrite into the peer's mapping at
+    /// offset 0.
+    enum class call { send, recv, iowrite };
+
+    /// Makes `what` over all of `data` as far as it goes without waiting:
+    /// nothing when it finished, else the coroutine that finishes it.
+    std::optional<boost::asio::awaitable<void>> try_call(call what, std::span<std::uint8_t> data);
+    boost::asio::awaitable<void> call_rest(call what, std::span<std::uint8_t> data,
+                                           std::size_t done);
+    /// A finished call's error if any, else its progress.
+    void end_call(call what, const boost::system::error_code& ec);
+    /// Before the last riowrite of an iteration: the marker, and with -T v
+    /// common.c's pattern in all bytes but the marker.
+    void mark_last_write(std::span<std::uint8_t> region, std::uint8_t marker);
+    /// Looks at the marker byte for one burst: true when `marker` is there.
+    static bool marker_arrived(std::uint8_t& marker_byte, std::uint8_t marker);
+    /// Waits for the marker after a first burst of looks missed it, yielding
+    /// between bursts.
     boost::asio::awaitable<void> wait_for_marker(std::uint8_t& marker_byte, std::uint8_t marker);
-    boost::asio::awaitable<void> receive_notice(std::uint8_t marker);
-    boost::asio::awaitable<void> sync_test();
-    boost::asio::awaitable<void> send_message(std::span<const std::uint8_t> message);
-    boost::asio::awaitable<void> recv_message(std::span<std::uint8_t> message);
+    /// Once the peer's last write of an iteration has left `marker` (or
+    /// sent it through the stream, with --notify message): progress, then
+    /// verification.
+    void end_recv(std::span<std::uint8_t> region, std::size_t transfer_count);
 
     transfer_context context_;
     std::string send_call_;

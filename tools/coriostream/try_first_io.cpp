@@ -103,31 +103,4 @@ boost::asio::awaitable<error_code> iowrite_rest(corio::stream& stream,
                            iowrite_call(stream, data, offset));
 }
 
-boost::asio::awaitable<error_code> write_all(corio::stream& stream,
-                                             boost::asio::const_buffer data) {
-    std::size_t done = 0;
-    error_code ec;
-    if (try_write_all(stream, data, done, ec))
-        co_return ec;
-    co_return co_await write_rest(stream, data, done);
-}
-
-boost::asio::awaitable<error_code> read_all(corio::stream& stream,
-                                            boost::asio::mutable_buffer data) {
-    std::size_t done = 0;
-    error_code ec;
-    if (try_read_all(stream, data, done, ec))
-        co_return ec;
-    co_return co_await read_rest(stream, data, done);
-}
-
-boost::asio::awaitable<error_code> iowrite_all(corio::stream& stream,
-                                               boost::asio::const_buffer data, off_t offset) {
-    std::size_t done = 0;
-    error_code ec;
-    if (try_iowrite_all(stream, data, offset, done, ec))
-        co_return ec;
-    co_return co_await iowrite_rest(stream, data, offset, done);
-}
-
 } // namespace coriostream

@@ -50,13 +50,4 @@ boost::asio::awaitable<boost::system::error_code>
 iowrite_rest(corio::stream& stream, boost::asio::const_buffer data, off_t offset,
              std::size_t done);
 
-/// Both halves in one coroutine, for the data paths not yet split.
-boost::asio::awaitable<boost::system::error_code> write_all(corio::stream& stream,
-                                                            boost::asio::const_buffer data);
-boost::asio::awaitable<boost::system::error_code> read_all(corio::stream& stream,
-                                                           boost::asio::mutable_buffer data);
-boost::asio::awaitable<boost::system::error_code> iowrite_all(corio::stream& stream,
-                                                              boost::asio::const_buffer data,
-                                                              off_t offset);
-
 } // namespace coriostream
