@@ -17,7 +17,6 @@
 #include <corio/memlock_limit.hpp>
 
 #include "run_error.hpp"
-#include "try_first_io.hpp"
 
 namespace coriostream {
 
@@ -52,58 +51,32 @@ iomap_data_path::iomap_data_path(const transfer_context& context)
       recv_call_(call_name(context.transport, "recv")) {}
 
 std::optional<boost::asio::awaitable<void>>
-iomap_data_path::try_call(call what, std::span<std::uint8_t> data) {
-    const auto buffer = boost::asio::buffer(data.data(), data.size());
+iomap_data_path::try_call(io_call what, std::span<std::uint8_t> data) {
+    // riostream's send_xfer loops riowrite over the buffer, writing each
+    // piece at its own offset of the peer's mapping at 0; so does try_all.
     std::size_t done = 0;
     boost::system::error_code ec;
-    bool finished = false;
-    switch (what) {
-    case call::send:
-        finished = try_write_all(context_.stream, buffer, done, ec);
-        break;
-    case call::recv:
-        finished = try_read_all(context_.stream, buffer, done, ec);
-        break;
-    case call::iowrite:
-        // riostream's send_xfer loops riowrite over the buffer, writing each
-        // piece at its own offset of the peer's mapping at 0; so does
-        // try_iowrite_all.
-        finished = try_iowrite_all(context_.stream, buffer, 0, done, ec);
-        break;
-    }
-    if (!finished)
+    if (!try_all(context_.stream, what, data, 0, done, ec))
         return call_rest(what, data, done);
     end_call(what, ec);
     return std::nullopt;
 }
 
-boost::asio::awaitable<void> iomap_data_path::call_rest(call what, std::span<std::uint8_t> data,
+boost::asio::awaitable<void> iomap_data_path::call_rest(io_call what,
+                                                        std::span<std::uint8_t> data,
                                                         std::size_t done) {
-    const auto buffer = boost::asio::buffer(data.data(), data.size());
-    boost::system::error_code ec;
-    switch (what) {
-    case call::send:
-        ec = co_await write_rest(context_.stream, buffer, done);
-        break;
-    case call::recv:
-        ec = co_await read_rest(context_.stream, buffer, done);
-        break;
-    case call::iowrite:
-        ec = co_await iowrite_rest(context_.stream, buffer, 0, done);
-        break;
-    }
-    end_call(what, ec);
+    end_call(what, co_await rest_of_all(context_.stream, what, data, 0, done));
 }
 
-void iomap_data_path::end_call(call what, const boost::system::error_code& ec) {
+void iomap_data_path::end_call(io_call what, const boost::system::error_code& ec) {
     if (ec) {
         throw_transfer_error(context_, ec,
-                             what == call::send   ? std::string_view(send_call_)
-                             : what == call::recv ? std::string_view(recv_call_)
-                                                  : std::string_view("riowrite"));
+                             what == io_call::write  ? std::string_view(send_call_)
+                             : what == io_call::read ? std::string_view(recv_call_)
+                                                     : std::string_view("riowrite"));
     }
     context_.watchdog.note_progress();
-    if (what == call::iowrite)
+    if (what == io_call::iowrite)
         context_.progress.add(1);
 }
 
@@ -157,8 +130,8 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
         throw_transfer_error(context_, error.code(), "riomap");
     }
     // riostream's sync_test: 16 bytes each way, the client first.
-    const auto order = context_.is_client ? std::array{call::send, call::recv}
-                                          : std::array{call::recv, call::send};
+    const auto order = context_.is_client ? std::array{io_call::write, io_call::read}
+                                          : std::array{io_call::read, io_call::write};
     for (const auto what : order) {
         if (auto rest = try_call(what, sync_buffer_))
             co_await std::move(*rest);
@@ -177,27 +150,27 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
     std::uint8_t marker = 0;
     for (std::size_t i = 0; i < test.iterations; ++i) {
         for (const auto what : order) {
-            if (what == call::send) {
+            if (what == io_call::write) {
                 // riostream's send_xfer: transfer_count riowrites, the last
                 // one carrying the marker.
                 for (std::size_t t = 1; t < test.transfer_count; ++t) {
-                    if (auto rest = try_call(call::iowrite, region))
+                    if (auto rest = try_call(io_call::iowrite, region))
                         co_await std::move(*rest);
                 }
                 mark_last_write(region, marker);
-                if (auto rest = try_call(call::iowrite, region))
+                if (auto rest = try_call(io_call::iowrite, region))
                     co_await std::move(*rest);
                 if (context_.notify == notify_method::message) {
                     // Sent after the write completed: rsockets deliver it
                     // behind the written data, so the peer reads it only once
                     // the bytes are there.
                     std::array<std::uint8_t, 1> notice{marker};
-                    if (auto rest = try_call(call::send, notice))
+                    if (auto rest = try_call(io_call::write, notice))
                         co_await std::move(*rest);
                 }
             } else if (context_.notify == notify_method::message) {
                 std::array<std::uint8_t, 1> notice{};
-                if (auto rest = try_call(call::recv, notice))
+                if (auto rest = try_call(io_call::read, notice))
                     co_await std::move(*rest);
                 if (notice[0] != marker)
                     throw run_error("protocol error: expected notice " + std::to_string(marker) +

@@ -12,6 +12,7 @@
 
 #include "data_path.hpp"
 #include "transfer_context.hpp"
+#include "try_first_io.hpp"
 
 namespace coriostream {
 
@@ -42,18 +43,16 @@ public:
     boost::asio::awaitable<transfer_timing> run_test(const test_case& test) override;
 
 private:
-    /// The stream's calls: send and recv of the handshake and of the
-    /// notices (--notify message), and riowrite into the peer's mapping at
-    /// offset 0.
-    enum class call { send, recv, iowrite };
-
     /// Makes `what` over all of `data` as far as it goes without waiting:
-    /// nothing when it finished, else the coroutine that finishes it.
-    std::optional<boost::asio::awaitable<void>> try_call(call what, std::span<std::uint8_t> data);
-    boost::asio::awaitable<void> call_rest(call what, std::span<std::uint8_t> data,
+    /// nothing when it finished, else the coroutine that finishes it. The
+    /// handshake and the notices (--notify message) are written and read;
+    /// iowrite goes into the peer's mapping at offset 0.
+    std::optional<boost::asio::awaitable<void>> try_call(io_call what,
+                                                         std::span<std::uint8_t> data);
+    boost::asio::awaitable<void> call_rest(io_call what, std::span<std::uint8_t> data,
                                            std::size_t done);
     /// A finished call's error if any, else its progress.
-    void end_call(call what, const boost::system::error_code& ec);
+    void end_call(io_call what, const boost::system::error_code& ec);
     /// Before the last riowrite of an iteration: the marker, and with -T v
     /// common.c's pattern in all bytes but the marker.
     void mark_last_write(std::span<std::uint8_t> region, std::uint8_t marker);

@@ -3,10 +3,7 @@
 #include <array>
 #include <utility>
 
-#include <boost/asio/buffer.hpp>
-
 #include "run_error.hpp"
-#include "try_first_io.hpp"
 
 namespace coriostream {
 
@@ -20,45 +17,33 @@ stream_data_path::stream_data_path(const transfer_context& context)
       recv_call_(call_name(context.transport, "recv")) {}
 
 std::optional<boost::asio::awaitable<void>>
-stream_data_path::try_xfer(direction way, std::size_t size, bool timed) {
+stream_data_path::try_xfer(io_call what, std::size_t size, bool timed) {
     const auto data = context_.buffer.first(size);
-    const auto buffer = boost::asio::buffer(data.data(), size);
+    if (what == io_call::write && context_.verify)
+        context_.pattern.format(data);
     std::size_t done = 0;
     boost::system::error_code ec;
-    bool finished = false;
-    if (way == direction::send) {
-        if (context_.verify)
-            context_.pattern.format(data);
-        finished = try_write_all(context_.stream, buffer, done, ec);
-    } else {
-        finished = try_read_all(context_.stream, buffer, done, ec);
-    }
-    if (!finished)
-        return xfer_rest(way, data, timed, done);
-    end_xfer(way, data, timed, ec);
+    if (!try_all(context_.stream, what, data, 0, done, ec))
+        return xfer_rest(what, data, timed, done);
+    end_xfer(what, data, timed, ec);
     return std::nullopt;
 }
 
-boost::asio::awaitable<void> stream_data_path::xfer_rest(direction way,
+boost::asio::awaitable<void> stream_data_path::xfer_rest(io_call what,
                                                          std::span<std::uint8_t> data, bool timed,
                                                          std::size_t done) {
-    const auto buffer = boost::asio::buffer(data.data(), data.size());
-    boost::system::error_code ec;
-    if (way == direction::send)
-        ec = co_await write_rest(context_.stream, buffer, done);
-    else
-        ec = co_await read_rest(context_.stream, buffer, done);
-    end_xfer(way, data, timed, ec);
+    const auto ec = co_await rest_of_all(context_.stream, what, data, 0, done);
+    end_xfer(what, data, timed, ec);
 }
 
-void stream_data_path::end_xfer(direction way, std::span<std::uint8_t> data, bool timed,
+void stream_data_path::end_xfer(io_call what, std::span<std::uint8_t> data, bool timed,
                                 const boost::system::error_code& ec) {
     if (ec)
-        throw_transfer_error(context_, ec, way == direction::send ? send_call_ : recv_call_);
+        throw_transfer_error(context_, ec, what == io_call::write ? send_call_ : recv_call_);
     context_.watchdog.note_progress();
     if (timed)
         context_.progress.add(1);
-    if (way == direction::recv && context_.verify) {
+    if (what == io_call::read && context_.verify) {
         if (const auto failed_at = context_.pattern.verify(data))
             throw run_error("data verification failed byte " + std::to_string(*failed_at));
     }
@@ -66,21 +51,21 @@ void stream_data_path::end_xfer(direction way, std::span<std::uint8_t> data, boo
 
 boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_case& test) {
     // The client sends first, the server answers.
-    const auto order = context_.is_client ? std::array{direction::send, direction::recv}
-                                          : std::array{direction::recv, direction::send};
+    const auto order = context_.is_client ? std::array{io_call::write, io_call::read}
+                                          : std::array{io_call::read, io_call::write};
     // rstream's sync_test: 16 bytes each way, untimed.
-    for (const auto way : order) {
-        if (auto rest = try_xfer(way, sync_size, false))
+    for (const auto what : order) {
+        if (auto rest = try_xfer(what, sync_size, false))
             co_await std::move(*rest);
     }
     transfer_timing timing{};
     timing.start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < test.iterations; ++i) {
-        for (const auto way : order) {
+        for (const auto what : order) {
             for (std::size_t t = 0; t < test.transfer_count; ++t) {
                 // The call nearly always goes through at once: no coroutine
                 // is made for it then.
-                if (auto rest = try_xfer(way, test.transfer_size, true))
+                if (auto rest = try_xfer(what, test.transfer_size, true))
                     co_await std::move(*rest);
             }
         }

@@ -11,6 +11,7 @@
 
 #include "data_path.hpp"
 #include "transfer_context.hpp"
+#include "try_first_io.hpp"
 
 namespace coriostream {
 
@@ -28,19 +29,17 @@ public:
     boost::asio::awaitable<transfer_timing> run_test(const test_case& test) override;
 
 private:
-    enum class direction { send, recv };
-
-    /// rstream's send_xfer or recv_xfer, as far as it goes without waiting:
-    /// nothing when the transfer finished (`timed` ones count towards the
-    /// progress line), else the coroutine that finishes it. Only a transfer
-    /// that waits costs a coroutine.
-    std::optional<boost::asio::awaitable<void>> try_xfer(direction way, std::size_t size,
+    /// rstream's send_xfer (io_call::write) or recv_xfer (io_call::read),
+    /// as far as it goes without waiting: nothing when the transfer finished
+    /// (`timed` ones count towards the progress line), else the coroutine
+    /// that finishes it. Only a transfer that waits costs a coroutine.
+    std::optional<boost::asio::awaitable<void>> try_xfer(io_call what, std::size_t size,
                                                          bool timed);
-    boost::asio::awaitable<void> xfer_rest(direction way, std::span<std::uint8_t> data,
-                                           bool timed, std::size_t done);
+    boost::asio::awaitable<void> xfer_rest(io_call what, std::span<std::uint8_t> data, bool timed,
+                                           std::size_t done);
     /// A finished transfer's error if any, else its progress and
     /// verification.
-    void end_xfer(direction way, std::span<std::uint8_t> data, bool timed,
+    void end_xfer(io_call what, std::span<std::uint8_t> data, bool timed,
                   const boost::system::error_code& ec);
 
     transfer_context context_;
