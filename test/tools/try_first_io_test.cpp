@@ -1,0 +1,108 @@
+#define BOOST_TEST_MODULE try_first_io
+#include <boost/test/unit_test.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <corio/acceptor.hpp>
+#include <corio/stream.hpp>
+
+#include <coriostream/try_first_io.hpp>
+
+#include "coroutine_test.hpp"
+
+// try_all and rest_of_all over kernel TCP on the loopback: a call that can
+// go through at once finishes in try_all, and one that would block is
+// finished by rest_of_all from where try_all stopped.
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using coriostream::io_call;
+
+namespace {
+
+asio::awaitable<std::pair<corio::stream, corio::stream>> tcp_pair() {
+    auto executor = co_await asio::this_coro::executor;
+    const asio::ip::tcp::endpoint loopback{asio::ip::address_v4::loopback(), 0};
+    corio::acceptor listener(executor, loopback, corio::transport::tcp);
+    corio::stream client(executor, corio::transport::tcp);
+    auto server = co_await (listener.async_accept(asio::use_awaitable) &&
+                            client.async_connect(listener.local_endpoint(), asio::use_awaitable));
+    co_return std::pair(std::move(client), std::move(server));
+}
+
+/// `what` over all of `data` the way the data paths make it.
+asio::awaitable<boost::system::error_code> all(corio::stream& stream, io_call what,
+                                               std::span<std::uint8_t> data) {
+    std::size_t done = 0;
+    boost::system::error_code ec;
+    if (!coriostream::try_all(stream, what, data, 0, done, ec))
+        ec = co_await coriostream::rest_of_all(stream, what, data, 0, done);
+    co_return ec;
+}
+
+} // namespace
+
+CORIO_COROUTINE_TEST_CASE(a_call_that_can_go_through_finishes_without_waiting) {
+    auto [client, server] = co_await tcp_pair();
+    std::vector<std::uint8_t> sent(64);
+    std::iota(sent.begin(), sent.end(), std::uint8_t{1});
+    std::vector<std::uint8_t> received(64);
+
+    // Nothing to read yet: it would block, and says so without an error.
+    std::size_t done = 0;
+    boost::system::error_code ec;
+    BOOST_TEST(!coriostream::try_all(server, io_call::read, received, 0, done, ec));
+    BOOST_TEST(!ec);
+    BOOST_TEST(done == 0u);
+
+    BOOST_TEST(coriostream::try_all(client, io_call::write, sent, 0, done, ec));
+    BOOST_TEST(!ec);
+    BOOST_TEST(done == sent.size());
+
+    ec = co_await coriostream::rest_of_all(server, io_call::read, received, 0, 0);
+    BOOST_TEST(!ec);
+    BOOST_TEST(received == sent);
+}
+
+CORIO_COROUTINE_TEST_CASE(rest_of_all_finishes_a_write_that_filled_the_socket) {
+    auto [client, server] = co_await tcp_pair();
+    // Far more than the loopback sockets' buffers hold while no one reads:
+    // the write stops part way.
+    std::vector<std::uint8_t> sent(16 << 20);
+    std::iota(sent.begin(), sent.end(), std::uint8_t{0});
+    std::size_t done = 0;
+    boost::system::error_code ec;
+    BOOST_TEST(!coriostream::try_all(client, io_call::write, sent, 0, done, ec));
+    BOOST_TEST(!ec);
+    BOOST_TEST(done > 0u);
+    BOOST_TEST(done < sent.size());
+
+    std::vector<std::uint8_t> received(sent.size());
+    const auto [written, read] =
+        co_await (coriostream::rest_of_all(client, io_call::write, sent, 0, done) &&
+                  all(server, io_call::read, received));
+    BOOST_TEST(!written);
+    BOOST_TEST(!read);
+    BOOST_TEST((received == sent));
+}
+
+CORIO_COROUTINE_TEST_CASE(a_read_the_peer_ends_first_fails_with_eof) {
+    auto [client, server] = co_await tcp_pair();
+    std::vector<std::uint8_t> sent(10, 0x5a);
+    BOOST_TEST(!(co_await all(client, io_call::write, sent)));
+    client.close();
+    std::vector<std::uint8_t> received(20);
+    const auto ec = co_await all(server, io_call::read, received);
+    BOOST_TEST((ec == asio::error::eof));
+}
