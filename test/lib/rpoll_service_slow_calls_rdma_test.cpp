@@ -116,16 +116,6 @@ asio::awaitable<void> ping_until(corio::stream& a, corio::stream& b, const bool&
 
 /// A connected pair on kernel TCP over the loopback, whatever the transport
 /// under test: the other stream of a case, which must never wait for rsockets.
-asio::awaitable<std::pair<corio::stream, corio::stream>> kernel_tcp_pair() {
-    auto executor = co_await asio::this_coro::executor;
-    const asio::ip::tcp::endpoint loopback{asio::ip::address_v4::loopback(), 0};
-    corio::acceptor listener(executor, loopback, corio::transport::tcp);
-    corio::stream client(executor, corio::transport::tcp);
-    auto server = co_await (listener.async_accept(asio::use_awaitable) &&
-                            client.async_connect(listener.local_endpoint(), asio::use_awaitable));
-    co_return std::pair(std::move(client), std::move(server));
-}
-
 asio::awaitable<void> wait_for_background_jobs(clock_type::duration limit) {
     const auto deadline = clock_type::now() + limit;
     while (corio::detail::background_jobs_pending() > 0 && clock_type::now() < deadline)
@@ -149,7 +139,7 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_first_connect_never_waits_for_the_prim
     const auto delay = injected_delay();
     auto executor = co_await asio::this_coro::executor;
     // Kernel TCP pings: nothing here touches rsockets yet.
-    auto [ping_a, ping_b] = co_await kernel_tcp_pair();
+    auto [ping_a, ping_b] = co_await corio::test::make_tcp_stream_pair();
 
     // The listener is made on a thread of its own: listen is a synchronous
     // call and waits for the listen service's (shorter) priming.
@@ -266,7 +256,7 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_connect_during_the_priming_waits_off_t
     auto executor = co_await asio::this_coro::executor;
     // The listener is in another process, so nothing here primes anything.
     listening_peer peer;
-    auto [ping_a, ping_b] = co_await kernel_tcp_pair();
+    auto [ping_a, ping_b] = co_await corio::test::make_tcp_stream_pair();
     timing during;
     bool stop = false;
     bool connected = false;

@@ -72,10 +72,14 @@ transport_available::transport_available() {
     std::_Exit(77);
 }
 
-boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair() {
+namespace {
+
+// By value: the coroutine starts after the caller's temporaries are gone.
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>>
+connected_pair(boost::asio::ip::tcp::endpoint where, corio::transport transport) {
     auto executor = co_await boost::asio::this_coro::executor;
-    corio::acceptor acceptor(executor, any_port_endpoint(), transport_under_test());
-    corio::stream client(executor, transport_under_test());
+    corio::acceptor acceptor(executor, where, transport);
+    corio::stream client(executor, transport);
     // Both at once: an rsocket connect completes only when the server
     // side's raccept runs.
     using namespace boost::asio::experimental::awaitable_operators;
@@ -83,6 +87,16 @@ boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair
         co_await (acceptor.async_accept(boost::asio::use_awaitable) &&
                   client.async_connect(acceptor.local_endpoint(), boost::asio::use_awaitable));
     co_return std::pair(std::move(client), std::move(server));
+}
+
+} // namespace
+
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair() {
+    return connected_pair(any_port_endpoint(), transport_under_test());
+}
+
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_tcp_stream_pair() {
+    return connected_pair({boost::asio::ip::address_v4::loopback(), 0}, corio::transport::tcp);
 }
 
 boost::asio::awaitable<std::pair<corio::stream, corio::stream>>

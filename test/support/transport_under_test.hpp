@@ -51,6 +51,10 @@ struct transport_available {
 /// first the client, second the server side.
 boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_stream_pair();
 
+/// A connected pair of kernel TCP streams on 127.0.0.1, whatever the
+/// transport under test: first the client, second the server side.
+boost::asio::awaitable<std::pair<corio::stream, corio::stream>> make_tcp_stream_pair();
+
 /// As make_stream_pair, with corio::socket_base::iomap_size set to
 /// `iomap_size` on the client before connect and on the acceptor before
 /// listen: each side may hold that many PROT_WRITE mappings, and on tcp the

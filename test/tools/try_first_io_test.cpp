@@ -10,36 +10,24 @@
 #include <vector>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <corio/acceptor.hpp>
 #include <corio/stream.hpp>
 
 #include <coriostream/try_first_io.hpp>
 
 #include "coroutine_test.hpp"
+#include "transport_under_test.hpp"
 
 // try_all and rest_of_all over kernel TCP on the loopback: a call that can
 // go through at once finishes in try_all, and one that would block is
 // finished by rest_of_all from where try_all stopped.
 
 namespace asio = boost::asio;
-using namespace asio::experimental::awaitable_operators;
 using coriostream::io_call;
+using namespace asio::experimental::awaitable_operators;
 
 namespace {
-
-asio::awaitable<std::pair<corio::stream, corio::stream>> tcp_pair() {
-    auto executor = co_await asio::this_coro::executor;
-    const asio::ip::tcp::endpoint loopback{asio::ip::address_v4::loopback(), 0};
-    corio::acceptor listener(executor, loopback, corio::transport::tcp);
-    corio::stream client(executor, corio::transport::tcp);
-    auto server = co_await (listener.async_accept(asio::use_awaitable) &&
-                            client.async_connect(listener.local_endpoint(), asio::use_awaitable));
-    co_return std::pair(std::move(client), std::move(server));
-}
 
 /// `what` over all of `data` the way the data paths make it.
 asio::awaitable<boost::system::error_code> all(corio::stream& stream, io_call what,
@@ -54,7 +42,7 @@ asio::awaitable<boost::system::error_code> all(corio::stream& stream, io_call wh
 } // namespace
 
 CORIO_COROUTINE_TEST_CASE(a_call_that_can_go_through_finishes_without_waiting) {
-    auto [client, server] = co_await tcp_pair();
+    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
     std::vector<std::uint8_t> sent(64);
     std::iota(sent.begin(), sent.end(), std::uint8_t{1});
     std::vector<std::uint8_t> received(64);
@@ -76,7 +64,7 @@ CORIO_COROUTINE_TEST_CASE(a_call_that_can_go_through_finishes_without_waiting) {
 }
 
 CORIO_COROUTINE_TEST_CASE(rest_of_all_finishes_a_write_that_filled_the_socket) {
-    auto [client, server] = co_await tcp_pair();
+    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
     // Far more than the loopback sockets' buffers hold while no one reads:
     // the write stops part way.
     std::vector<std::uint8_t> sent(16 << 20);
@@ -98,7 +86,7 @@ CORIO_COROUTINE_TEST_CASE(rest_of_all_finishes_a_write_that_filled_the_socket) {
 }
 
 CORIO_COROUTINE_TEST_CASE(a_read_the_peer_ends_first_fails_with_eof) {
-    auto [client, server] = co_await tcp_pair();
+    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
     std::vector<std::uint8_t> sent(10, 0x5a);
     BOOST_TEST(!(co_await all(client, io_call::write, sent)));
     client.close();
