@@ -39,12 +39,12 @@ bool adaptive_spin::wait_ready(socket_impl& impl, wait_kind kind) const {
             boost::system::error_code ec;
             // Ready, or an error the operation's own call will report.
             if (rsocket_ops.poll(&fd, 1, poll_timeout::immediate, ec) > 0 || ec) {
-                impl.spin_history_for(kind).hit(std::chrono::steady_clock::now() - start);
+                history.hit(std::chrono::steady_clock::now() - start);
                 return true;
             }
         }
     } while (std::chrono::steady_clock::now() < deadline);
-    impl.spin_history_for(kind).miss();
+    history.miss();
     return false;
 }
 
