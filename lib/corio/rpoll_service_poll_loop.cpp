@@ -1,6 +1,8 @@
 #include "corio/rpoll_service.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -26,6 +28,15 @@ namespace corio {
 
 using detail::rpoll_operation;
 using detail::socket_impl;
+
+namespace {
+
+/// How many polls of one rsocket a busy turn may make while they find
+/// nothing; a turn over n rsockets makes max(1, this / n), so that one turn
+/// costs about the same however many sockets wait.
+constexpr std::size_t busy_polls_per_turn = 16;
+
+} // namespace
 
 void rpoll_service::on_wait_changed(std::unique_lock<detail::futex_mutex>& lock) {
     if (stopping_)
@@ -101,7 +112,19 @@ void rpoll_service::busy_poll() {
         return;
     }
     try {
-        poll_once(lock, socket_impl::poller::busy);
+        // Each turn through the io_context costs its reactor an epoll_wait
+        // system call before this task runs again; polls that find nothing
+        // are repeated here instead, a bounded number of times, so that the
+        // handlers queued behind this task wait no longer than a few polls.
+        const std::size_t polls = std::max<std::size_t>(
+            1, busy_polls_per_turn / std::max<std::size_t>(1, watched_.size()));
+        for (std::size_t i = 0; i < polls; ++i) {
+            poll_once(lock, socket_impl::poller::busy);
+            // scratch_[1].ready: what this poll found (and ran).
+            if (!scratch_[1].ready.empty() || mode_ != poll_mode::busy || stopping_ ||
+                !any_waiting())
+                break;
+        }
     } catch (...) {
         next();
         throw;
@@ -206,11 +229,17 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
                 retry_due = true;
             }
         }
-        if (socket_count == 0) {
-            epoll_alone = true;
-        } else {
-            epoll_index = fds.size();
-            fds.push_back({epoll_fd_, POLLIN, 0});
+        // epoll_fd_ only while a kernel socket waits in it (its wake fd is
+        // the poller thread's): rpoll makes a poll system call for every
+        // kernel fd in its set on every call, which an rsocket-only busy
+        // turn would otherwise pay for nothing.
+        if (epoll_waiting_ > 0) {
+            if (socket_count == 0) {
+                epoll_alone = true;
+            } else {
+                epoll_index = fds.size();
+                fds.push_back({epoll_fd_, POLLIN, 0});
+            }
         }
     }
 
@@ -221,7 +250,7 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
     if (epoll_alone) {
         event_count = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
                                    epoll_timeout);
-    } else {
+    } else if (!fds.empty()) {
         detail::rsocket_ops.poll(fds.data(), fds.size(), timeout, ec);
         if (epoll_index != absent && !ec && (fds[epoll_index].revents & POLLIN))
             event_count =
