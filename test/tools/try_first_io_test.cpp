@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE try_first_io
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -12,6 +13,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <corio/poll_mode.hpp>
 #include <corio/stream.hpp>
 
 #include <coriostream/try_first_io.hpp>
@@ -93,4 +95,35 @@ CORIO_COROUTINE_TEST_CASE(a_read_the_peer_ends_first_fails_with_eof) {
     std::vector<std::uint8_t> received(20);
     const auto ec = co_await all(server, io_call::read, received);
     BOOST_TEST((ec == asio::error::eof));
+}
+
+BOOST_AUTO_TEST_CASE(only_busy_mode_calls_again_before_it_waits) {
+    BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::busy) > 1);
+    BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::thread) == 1);
+}
+
+CORIO_COROUTINE_TEST_CASE(calls_made_again_keep_what_moved_and_end_without_an_error) {
+    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
+    std::vector<std::uint8_t> sent(64);
+    std::iota(sent.begin(), sent.end(), std::uint8_t{7});
+    BOOST_TEST(!(co_await all(client, io_call::write, sent)));
+
+    // Half of what the read asks for is there: it takes that, then finds
+    // the rest would block on each of its attempts.
+    std::vector<std::uint8_t> received(2 * sent.size());
+    std::size_t done = 0;
+    boost::system::error_code ec;
+    while (done < sent.size()) {
+        co_await server.async_wait(corio::stream::wait_read, asio::use_awaitable);
+        BOOST_TEST_REQUIRE(!coriostream::try_all(server, io_call::read, received, 0, done, ec, 8));
+        BOOST_TEST_REQUIRE(!ec);
+    }
+    BOOST_TEST(done == sent.size());
+    BOOST_TEST(std::equal(sent.begin(), sent.end(), received.begin()));
+
+    // The rest, once it comes, finishes the read where the attempts left it.
+    BOOST_TEST(!(co_await all(client, io_call::write, sent)));
+    ec = co_await coriostream::rest_of_all(server, io_call::read, received, 0, done);
+    BOOST_TEST(!ec);
+    BOOST_TEST(std::equal(sent.begin(), sent.end(), received.begin() + sent.size()));
 }

@@ -56,7 +56,8 @@ iomap_data_path::try_call(io_call what, std::span<std::uint8_t> data) {
     // piece at its own offset of the peer's mapping at 0; so does try_all.
     std::size_t done = 0;
     boost::system::error_code ec;
-    if (!try_all(context_.stream, what, data, 0, done, ec))
+    if (!try_all(context_.stream, what, data, 0, done, ec,
+                 attempts_before_wait(context_.polling)))
         return call_rest(what, data, done);
     end_call(what, ec);
     return std::nullopt;

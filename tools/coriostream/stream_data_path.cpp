@@ -23,7 +23,8 @@ stream_data_path::try_xfer(io_call what, std::size_t size, bool timed) {
         context_.pattern.format(data);
     std::size_t done = 0;
     boost::system::error_code ec;
-    if (!try_all(context_.stream, what, data, 0, done, ec))
+    if (!try_all(context_.stream, what, data, 0, done, ec,
+                 attempts_before_wait(context_.polling)))
         return xfer_rest(what, data, timed, done);
     end_xfer(what, data, timed, ec);
     return std::nullopt;

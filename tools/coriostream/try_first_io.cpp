@@ -31,7 +31,7 @@ std::size_t call_once(corio::stream& stream, io_call what, std::span<std::uint8_
 } // namespace
 
 bool try_all(corio::stream& stream, io_call what, std::span<std::uint8_t> data, off_t offset,
-             std::size_t& done, error_code& ec) {
+             std::size_t& done, error_code& ec, int attempts) {
     if (!stream.non_blocking()) {
         stream.non_blocking(true, ec);
         if (ec)
@@ -41,12 +41,18 @@ bool try_all(corio::stream& stream, io_call what, std::span<std::uint8_t> data, 
         done += call_once(stream, what, data, offset, done, ec);
         if (ec == boost::asio::error::would_block) {
             ec.clear();
-            return false;
+            if (--attempts <= 0)
+                return false;
+            continue;
         }
         if (ec)
             return true;
     }
     return true;
+}
+
+int attempts_before_wait(corio::poll_mode mode) noexcept {
+    return mode == corio::poll_mode::busy ? 128 : 1;
 }
 
 boost::asio::awaitable<error_code> rest_of_all(corio::stream& stream, io_call what,
