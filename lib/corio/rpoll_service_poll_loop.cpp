@@ -1,8 +1,6 @@
 #include "corio/rpoll_service.hpp"
 
-#include <algorithm>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -28,15 +26,6 @@ namespace corio {
 
 using detail::rpoll_operation;
 using detail::socket_impl;
-
-namespace {
-
-/// How many polls of one rsocket a busy turn may make while they find
-/// nothing; a turn over n rsockets makes max(1, this / n), so that one turn
-/// costs about the same however many sockets wait.
-constexpr std::size_t busy_polls_per_turn = 16;
-
-} // namespace
 
 void rpoll_service::on_wait_changed(std::unique_lock<detail::futex_mutex>& lock) {
     if (stopping_)
@@ -112,19 +101,13 @@ void rpoll_service::busy_poll() {
         return;
     }
     try {
-        // Each turn through the io_context costs its reactor an epoll_wait
-        // system call before this task runs again; polls that find nothing
-        // are repeated here instead, a bounded number of times, so that the
-        // handlers queued behind this task wait no longer than a few polls.
-        const std::size_t polls = std::max<std::size_t>(
-            1, busy_polls_per_turn / std::max<std::size_t>(1, watched_.size()));
-        for (std::size_t i = 0; i < polls; ++i) {
-            poll_once(lock, socket_impl::poller::busy);
-            // scratch_[1].ready: what this poll found (and ran).
-            if (!scratch_[1].ready.empty() || mode_ != poll_mode::busy || stopping_ ||
-                !any_waiting())
-                break;
-        }
+        // One poll per turn. Repeating polls that find nothing here would
+        // save the reactor's epoll_wait of a turn, but it delays whatever
+        // handlers are queued behind this task (an operation that finished
+        // at once posts its completion), which this task cannot see: 16
+        // polls per turn made a tcp ping-pong beside 16 idle streams twice
+        // as slow (doc/performance.md, session 12).
+        poll_once(lock, socket_impl::poller::busy);
     } catch (...) {
         next();
         throw;
