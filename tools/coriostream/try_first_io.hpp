@@ -41,17 +41,18 @@ bool try_all(corio::stream& stream, io_call what, std::span<std::uint8_t> data, 
 /// The `attempts` for try_all in `mode`. In busy mode a call that would
 /// block is made again, as rstream's and riostream's default loops do
 /// (nonblocking rsend/rrecv/riowrite, retried on EAGAIN), before the caller
-/// waits through the library; one look of an rsocket that way costs less
-/// than a turn of the library's busy task. Bounded, so that other streams
-/// on the thread and the watchdog get their turn: 128 looks cover the
-/// answer of a 64-byte ping-pong in the Soft-RoCE guest, which takes a few
-/// tens of microseconds. The waiting modes never retry: they wait.
+/// waits through the library, whose wait costs an operation, a turn of the
+/// busy task and a coroutine resumption (doc/performance.md, session 12).
+/// Bounded, so that other streams on the thread and the watchdog get their
+/// turn: 128 calls take longer than the answer of a 64-byte ping-pong in
+/// the Soft-RoCE guest usually does (tens of microseconds). The waiting
+/// modes never retry: they wait.
 int attempts_before_wait(corio::poll_mode mode) noexcept;
 
 /// Makes `what` over the rest of `data`, from `done` on, waiting whenever
 /// it would block; the first error, or none.
-boost::asio::awaitable<boost::system::error_code> rest_of_all(corio::stream& stream, io_call what,
-                                                              std::span<std::uint8_t> data,
-                                                              off_t offset, std::size_t done);
+boost::asio::awaitable<boost::system::error_code>
+rest_of_all(corio::stream& stream, io_call what, std::span<std::uint8_t> data, off_t offset,
+            std::size_t done);
 
 } // namespace coriostream
