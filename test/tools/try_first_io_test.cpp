@@ -2,14 +2,18 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <span>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -126,4 +130,31 @@ CORIO_COROUTINE_TEST_CASE(calls_made_again_keep_what_moved_and_end_without_an_er
     ec = co_await coriostream::rest_of_all(server, io_call::read, received, 0, done);
     BOOST_TEST(!ec);
     BOOST_TEST(std::equal(sent.begin(), sent.end(), received.begin() + sent.size()));
+}
+
+CORIO_COROUTINE_TEST_CASE(a_call_made_again_takes_what_arrives_meanwhile) {
+    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
+    std::vector<std::uint8_t> sent(64);
+    std::iota(sent.begin(), sent.end(), std::uint8_t{3});
+    std::vector<std::uint8_t> received(sent.size());
+
+    // Nothing is there when the read starts: the other thread writes once
+    // the read has said so, so only a call made again can take the bytes.
+    std::size_t done = 0;
+    boost::system::error_code ec;
+    BOOST_TEST_REQUIRE(!coriostream::try_all(server, io_call::read, received, 0, done, ec));
+    std::thread writer([&client, &sent] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        boost::system::error_code write_ec;
+        std::size_t put = 0;
+        while (put < sent.size() && !write_ec)
+            put += client.write_some(asio::buffer(sent) + put, write_ec);
+    });
+    const bool finished = coriostream::try_all(server, io_call::read, received, 0, done, ec,
+                                               std::numeric_limits<int>::max());
+    writer.join();
+    BOOST_TEST(finished);
+    BOOST_TEST(!ec);
+    BOOST_TEST(done == sent.size());
+    BOOST_TEST((received == sent));
 }
