@@ -2,7 +2,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -24,26 +23,13 @@
 #include <corio/stream.hpp>
 
 #include "coroutine_test.hpp"
+#include "primed_rsocket_services.hpp"
 #include "transport_under_test.hpp"
 
 // What an acceptor's filter and open-stream limit (detail/accept_admission)
 // do to peers and to the application, on the transport under test.
 
-namespace {
-
-/// test/meson.build gives every transport test 1024 places in librdmacm's
-/// connection service, for stream_test's 256 streams; priming them (256
-/// thread starts before the process's first connect) took 30 s and more in
-/// the guest on a loaded host, and made the first case miss its deadline in
-/// 2 of 20 runs. This test has at most 8 rsockets open at once.
-struct small_connection_service_room {
-    small_connection_service_room() { ::setenv("CORIO_RSOCKET_CM_CAPACITY", "32", 1); }
-};
-BOOST_TEST_GLOBAL_FIXTURE(small_connection_service_room);
-
-} // namespace
-
-CORIO_TEST_TRANSPORT_FIXTURE();
+CORIO_TEST_PRIMED_TRANSPORT_FIXTURE();
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;

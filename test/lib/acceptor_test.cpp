@@ -25,6 +25,7 @@
 #include <corio/stream.hpp>
 
 #include "coroutine_test.hpp"
+#include "primed_rsocket_services.hpp"
 #include "transport_under_test.hpp"
 
 // Servers with many listening sockets at once: on rsockets each listener is
@@ -32,7 +33,7 @@
 // running thread (doc/architecture.md, "The rsocket seam"); eight listeners
 // segfaulted a process before corio made room for them.
 
-CORIO_TEST_TRANSPORT_FIXTURE();
+CORIO_TEST_PRIMED_TRANSPORT_FIXTURE();
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;

@@ -32,13 +32,14 @@
 #include <corio/stream.hpp>
 
 #include "coroutine_test.hpp"
+#include "primed_rsocket_services.hpp"
 #include "transport_under_test.hpp"
 
 // The reactor-style calls basic_socket shares with every corio socket, as
 // boost::asio::basic_socket has them: async_wait, non_blocking, available,
 // and the try-first read_some/write_some that non_blocking(true) gives.
 
-CORIO_TEST_TRANSPORT_FIXTURE();
+CORIO_TEST_PRIMED_TRANSPORT_FIXTURE();
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;

@@ -20,9 +20,10 @@
 #include <corio/pinned_memory_budget.hpp>
 
 #include "coroutine_test.hpp"
+#include "primed_rsocket_services.hpp"
 #include "transport_under_test.hpp"
 
-CORIO_TEST_TRANSPORT_FIXTURE();
+CORIO_TEST_PRIMED_TRANSPORT_FIXTURE();
 
 namespace asio = boost::asio;
 using boost::system::error_code;

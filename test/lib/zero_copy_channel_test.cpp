@@ -34,10 +34,11 @@
 #include <corio/zero_copy_channel.hpp>
 
 #include "coroutine_test.hpp"
+#include "primed_rsocket_services.hpp"
 #include "skip_if.hpp"
 #include "transport_under_test.hpp"
 
-CORIO_TEST_TRANSPORT_FIXTURE();
+CORIO_TEST_PRIMED_TRANSPORT_FIXTURE();
 
 namespace asio = boost::asio;
 namespace wire = corio::detail::channel_wire;

@@ -18,6 +18,7 @@
 #include <corio/zero_copy_channel.hpp>
 
 #include "coroutine_test.hpp"
+#include "primed_rsocket_services.hpp"
 #include "transport_under_test.hpp"
 
 // A peer that stalls at each step of the zero-copy channel's handshake
@@ -28,7 +29,7 @@
 // stream, which corio::stall_timeout bounds: the last case stalls in the
 // middle of a notify.
 
-CORIO_TEST_TRANSPORT_FIXTURE();
+CORIO_TEST_PRIMED_TRANSPORT_FIXTURE();
 
 namespace asio = boost::asio;
 namespace wire = corio::detail::channel_wire;
