@@ -88,7 +88,7 @@ asio::awaitable<void> run(asio::ip::address address) {
     // 6. Nobody listening at the address: connection_refused. The port of a socket that is
     // bound but never listens takes no connection. (Not the port of an acceptor just
     // closed: on rsockets close() leaves rclose to a background thread, and until it has
-    // run the port still takes connections, which the close then ends.)
+    // run the port still takes connections.)
     corio::stream bound_only(ex);
     bound_only.open(acceptor.transport(), acceptor.local_endpoint().protocol());
     bound_only.bind({address, 0});
