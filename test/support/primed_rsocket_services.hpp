@@ -13,7 +13,7 @@ namespace corio::test {
 /// several times that on a loaded one, where a busy-polling io_context
 /// competes with them for the guest's two CPUs. Counted in a case's 10 s
 /// deadline, that made the first case that connects fail in CI. Prints how
-/// long the first connection took; throws when it fails or takes over 120 s.
+/// long the first connection took; throws when it fails or is not done within 120 s.
 struct primed_rsocket_services {
     primed_rsocket_services();
 };
