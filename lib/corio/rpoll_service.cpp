@@ -72,7 +72,7 @@ void rpoll_service::shutdown() {
     stopping_ = true;
     wake_poller(lock);
     std::thread poller = std::move(poller_);
-    // Pending async_waits end (or, if the reactor is already shut down, are
+    // Pending reactor waits end (or, if the reactor is already shut down, are
     // destroyed with the io_context's queues); the descriptors stay open
     // until their I/O objects close them.
     for (auto& [id, impl] : impls_)

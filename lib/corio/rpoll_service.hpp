@@ -45,7 +45,8 @@ namespace corio {
 /// poll system call per kernel descriptor on every call, so idle tcp
 /// streams would cost every poll. In poll_mode::thread on an io_context,
 /// each kernel socket is registered with the io_context's own reactor, as
-/// an Asio socket is, and a wait is an async_wait there: an idle I/O thread
+/// an Asio socket is, and a wait is a reactor operation there
+/// (detail::reactor_wait_op, without Asio's per-wait epoll_ctl): an idle I/O thread
 /// sleeps in the io_context and wakes straight into the ready socket, with
 /// no other thread or second level of polling in between. Otherwise kernel
 /// sockets wait in this service's epoll set, armed one-shot per wait, which
@@ -129,6 +130,7 @@ public:
     /// Runs `op` on its handler's executor: the nonblocking call, then
     /// completion or a new wait. Called through rpoll_operation::post_run.
     void run_operation(detail::rpoll_operation* op);
+
 
     /// `op` is being destroyed unrun (io_context shutdown): its socket must
     /// not keep pointing at it.
@@ -248,22 +250,25 @@ private:
                    ? detail::socket_impl::watch_via::reactor
                    : detail::socket_impl::watch_via::epoll;
     }
-    /// Brings `impl`'s async_waits on the io_context's reactor in line with
+    /// Brings `impl`'s waits in the io_context's reactor in line with
     /// what its queues want: starts missing ones, cancels unwanted ones, and
     /// lets go of the registration once the socket is closed. Lock held.
     void update_reactor_waits(detail::socket_impl& impl);
-    /// Starts `impl`'s async_wait of `kind` if its queue wants one; true
+    /// Starts `impl`'s reactor wait of `kind` if its queue wants one; true
     /// when a pending one is no longer wanted (to be cancelled). Lock held.
     bool update_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind);
-    /// Cancels `impl`'s pending async_waits, both kinds. Lock held.
+    /// Cancels `impl`'s pending reactor waits, every kind. Lock held.
     static void cancel_reactor_waits(detail::socket_impl& impl);
-    /// An async_wait of `kind` on `impl` ended: takes the first waiting
+    /// A reactor wait of `kind` on `impl` ended: takes the first waiting
     /// operation of that kind and runs it here (on the io_context's thread).
     void on_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind,
                          const boost::system::error_code& ec);
     /// Lets go of `impl`'s reactor registration (pending waits end with
     /// operation_aborted) without closing its descriptor. Lock held.
     static void release_reactor(detail::socket_impl& impl) noexcept;
+    /// detail::reactor_wait_op's wake_function: on_reactor_wait.
+    static void wake_from_reactor(void* service, void* impl, detail::wait_kind kind,
+                                  const boost::system::error_code& ec);
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
     /// (rpoll_service_stall.cpp) An operation is about to wait on `impl`,

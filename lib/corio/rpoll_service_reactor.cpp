@@ -1,14 +1,13 @@
 #include "corio/rpoll_service.hpp"
 
 #include <boost/asio/error.hpp>
-#include <boost/asio/posix/descriptor_base.hpp>
 #include <boost/system/system_error.hpp>
 
 // The bridge to the io_context's own reactor: in thread mode on an
-// io_context each kernel socket is registered there and a wait is an
-// async_wait. The race resolved here: the registration is released (never
-// closed) before the descriptor is, so the reactor never holds a number that
-// may be reused.
+// io_context each kernel socket is registered there, and a wait is the
+// socket's own reactor_wait_op of that kind. The race resolved here: the
+// registration is let go of (never closed) before the descriptor is, so the
+// reactor never holds a number that may be reused.
 
 namespace corio {
 
@@ -19,8 +18,8 @@ using detail::wait_kind;
 void rpoll_service::release_reactor(socket_impl& impl) noexcept {
     if (!impl.reactor_)
         return;
-    // release(), not close(): the descriptor is socket_'s to close.
-    (void)impl.reactor_->release();
+    // Deregistered, not closed: the descriptor is socket_'s to close. Pending
+    // waits end with operation_aborted; each keeps impl alive until then.
     impl.reactor_.reset();
 }
 
@@ -34,9 +33,9 @@ void rpoll_service::update_reactor_waits(socket_impl& impl) {
     if (!impl.reactor_) {
         try {
             // Registers the descriptor once (edge-triggered, as for Asio's
-            // own sockets); each async_wait below re-arms it with one
-            // epoll_ctl, which also reports readiness that came before it.
-            impl.reactor_.emplace(io_context_->get_executor(), impl.socket_.get());
+            // own sockets); a read or write wait then starts without a
+            // system call (detail::reactor_wait_op says why that is safe).
+            impl.reactor_.emplace(*io_context_, impl.socket_.get());
         } catch (const boost::system::system_error&) {
             impl.reactor_.reset();
             impl.reactor_refused_ = true;
@@ -55,8 +54,7 @@ void rpoll_service::update_reactor_waits(socket_impl& impl) {
 void rpoll_service::cancel_reactor_waits(socket_impl& impl) {
     // Ends every kind's waits; the other kinds' handler starts its wait again
     // if it is still wanted.
-    boost::system::error_code ignored;
-    impl.reactor_->cancel(ignored);
+    impl.reactor_->cancel();
 }
 
 bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
@@ -65,19 +63,27 @@ bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
     if (queue.wants_poll()) {
         if (!waiting) {
             waiting = true;
-            impl.reactor_->async_wait(
-                kind == wait_kind::read    ? boost::asio::posix::descriptor_base::wait_read
-                : kind == wait_kind::write ? boost::asio::posix::descriptor_base::wait_write
-                                           : boost::asio::posix::descriptor_base::wait_error,
-                [this, self = impl.shared_from_this(), kind](const boost::system::error_code& ec) {
-                    on_reactor_wait(*self, kind, ec);
-                });
+            auto& op = impl.reactor_waits_[static_cast<int>(kind)];
+            op.prepare(&rpoll_service::wake_from_reactor, this, &impl, kind,
+                       impl.shared_from_this());
+            // Connected: its reads and writes are what wait (a connect or
+            // an accept never waits on a connected socket).
+            const bool may_end_early = kind != wait_kind::error &&
+                                       impl.phase_.load(std::memory_order_relaxed) ==
+                                           socket_impl::phase::connected;
+            impl.reactor_->start_wait(op, kind, may_end_early);
         }
         return false;
     }
     // The operation it was for was cancelled or aborted: a wait left pending
     // would keep io_context::run() from returning.
     return waiting && queue.idle();
+}
+
+void rpoll_service::wake_from_reactor(void* service, void* impl, wait_kind kind,
+                                      const boost::system::error_code& ec) {
+    static_cast<rpoll_service*>(service)->on_reactor_wait(*static_cast<socket_impl*>(impl), kind,
+                                                          ec);
 }
 
 void rpoll_service::on_reactor_wait(socket_impl& impl, wait_kind kind,

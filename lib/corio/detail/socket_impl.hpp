@@ -14,10 +14,9 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/basic_stream_descriptor.hpp>
-
 #include <corio/detail/futex_mutex.hpp>
+#include <corio/detail/reactor_registration.hpp>
+#include <corio/detail/reactor_wait_op.hpp>
 #include <corio/detail/remote_mapping.hpp>
 #include <corio/detail/rpoll_operation.hpp>
 #include <corio/detail/spin_history.hpp>
@@ -66,11 +65,10 @@ public:
 
     explicit socket_impl(std::uint64_t id) noexcept : id_(id) {}
     ~socket_impl() {
-        // The descriptor belongs to socket_, not to the reactor's handle:
-        // the handle must never close it. The service releases it at close;
-        // this only covers a state that outlives its service's shutdown.
-        if (reactor_)
-            (void)reactor_->release();
+        // Before socket_ closes the descriptor. The service deregisters it at
+        // close; this only covers a state that outlives its service's
+        // shutdown. (No reactor wait is pending here: each holds this state.)
+        reactor_.reset();
         if (blocking_wake_fd_ >= 0)
             ::close(blocking_wake_fd_);
     }
@@ -173,13 +171,14 @@ public:
     short epoll_armed_ = 0;
     bool epoll_counted_ = false;
     /// reactor: the descriptor as the io_context's reactor knows it
-    /// (registered at the first wait there, released before the descriptor
-    /// is closed), and for each wait_kind whether an async_wait of that
-    /// kind is pending on it. reactor_refused_: a wait on it ended with an
-    /// error, so this socket waits in epoll from now on.
-    using reactor_descriptor =
-        boost::asio::posix::basic_stream_descriptor<boost::asio::io_context::executor_type>;
-    std::optional<reactor_descriptor> reactor_;
+    /// (registered at the first wait there, deregistered before the
+    /// descriptor is closed); for each wait_kind its reusable wait, and
+    /// whether that wait is pending (set when it starts, cleared when its
+    /// end is handled, which may be after a deregistration ended it).
+    /// reactor_refused_: a wait on it ended with an error, so this socket
+    /// waits in epoll from now on.
+    std::optional<reactor_registration> reactor_;
+    reactor_wait_op reactor_waits_[wait_kind_count];
     bool reactor_waiting_[wait_kind_count] = {false, false, false};
     bool reactor_refused_ = false;
 

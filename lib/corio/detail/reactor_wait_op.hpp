@@ -1,0 +1,82 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include <boost/asio/detail/reactor_op.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <corio/detail/rpoll_operation.hpp>
+
+namespace corio::detail {
+
+/// One kind of wait of one kernel socket in its io_context's own reactor
+/// (Asio's epoll_reactor), made by reactor_registration::start_wait. Unlike
+/// an Asio async_wait, the object is the socket's for its whole life and
+/// reused for every wait of its kind: no allocation, no handler to move, no
+/// executor work object per wait.
+///
+/// It reports readiness without reading anything: its perform step always
+/// answers done_and_exhausted. That answer is what lets a wait start without
+/// the epoll_ctl that Asio's own async_wait makes each time (a wait started
+/// with reactor_registration::start_wait's may_end_early): the reactor then
+/// clears the descriptor's "try speculatively" mark for this kind, and sets
+/// it again only when an epoll event of the kind arrives. So a wait that
+/// starts while the mark is clear knows that nothing arrived since the last
+/// wait of its kind ended, and the operation it is for made its call after
+/// that end (rpoll_service::on_reactor_wait runs it): whatever came before
+/// that call, the call saw; whatever comes after, raises an edge-triggered
+/// event. A wait that starts while the mark is set (something arrived
+/// meanwhile, or the registration is new) ends at once, possibly with the
+/// descriptor not ready, and its operation tries again: its call says
+/// "would block" and it waits once more, now with the mark clear.
+class reactor_wait_op : public boost::asio::detail::reactor_op {
+public:
+    /// Called on a thread running the io_context when the wait ends, with
+    /// success (ready, or possibly ready), operation_aborted (cancelled,
+    /// deregistered) or another error (the reactor cannot wait for this
+    /// descriptor). Never called when the io_context destroys the wait
+    /// unrun at its shutdown.
+    using wake_function = void (*)(void* context, void* target, wait_kind kind,
+                                   const boost::system::error_code& ec);
+
+    reactor_wait_op() noexcept
+        : reactor_op(boost::system::error_code(), &perform_wait, &complete_wait) {}
+
+    reactor_wait_op(const reactor_wait_op&) = delete;
+    reactor_wait_op& operator=(const reactor_wait_op&) = delete;
+
+    /// Sets what the next wait reports to. `keep_alive` owns `target` and is
+    /// held until the wait ends, so the object outlives its wait.
+    void prepare(wake_function wake, void* context, void* target, wait_kind kind,
+                 std::shared_ptr<void> keep_alive) noexcept {
+        ec_ = boost::system::error_code();
+        wake_ = wake;
+        context_ = context;
+        target_ = target;
+        kind_ = kind;
+        keep_alive_ = std::move(keep_alive);
+    }
+
+private:
+    static status perform_wait(reactor_op*) { return done_and_exhausted; }
+
+    static void complete_wait(void* owner, boost::asio::detail::scheduler_operation* base,
+                              const boost::system::error_code&, std::size_t) {
+        auto* op = static_cast<reactor_wait_op*>(base);
+        // Everything is taken out first: the call may start the next wait
+        // with this object, and dropping keep_alive may free it.
+        std::shared_ptr<void> keep_alive = std::move(op->keep_alive_);
+        const boost::system::error_code ec = op->ec_;
+        if (owner)
+            op->wake_(op->context_, op->target_, op->kind_, ec);
+    }
+
+    wake_function wake_ = nullptr;
+    void* context_ = nullptr;
+    void* target_ = nullptr;
+    wait_kind kind_ = wait_kind::read;
+    std::shared_ptr<void> keep_alive_;
+};
+
+} // namespace corio::detail
