@@ -48,6 +48,8 @@ rpoll_service::rpoll_service(boost::asio::execution_context& context,
     if (wake_fd_ < 0 || tick_fd_ < 0 || epoll_fd_ < 0)
         fail();
     io_context_ = io_context;
+    if (io_context)
+        scheduler_ = &boost::asio::use_service<boost::asio::detail::io_context_impl>(*io_context);
     if (!add_wake_to_epoll())
         fail();
     anchor_ = std::make_shared<background_anchor>();

@@ -131,6 +131,13 @@ public:
     /// completion or a new wait. Called through rpoll_operation::post_run.
     void run_operation(detail::rpoll_operation* op);
 
+    /// The scheduler of `context` if it is the io_context this service
+    /// belongs to, else null. An operation whose handler runs there is
+    /// queued to it as Asio queues its own operations
+    /// (handler_operation::post_run), without a function object to allocate.
+    boost::asio::detail::io_context_impl* own_scheduler(const boost::asio::io_context& context) const noexcept {
+        return &context == io_context_ ? scheduler_ : nullptr;
+    }
 
     /// `op` is being destroyed unrun (io_context shutdown): its socket must
     /// not keep pointing at it.
@@ -302,6 +309,8 @@ private:
     /// The io_context this service belongs to, if it is one: then, in thread
     /// mode, kernel sockets wait in its reactor (socket_impl::reactor_).
     boost::asio::io_context* io_context_ = nullptr;
+    /// Its scheduler (own_scheduler), if it is one.
+    boost::asio::detail::io_context_impl* scheduler_ = nullptr;
     /// What one poll_once needs, kept between calls; [0] the poller thread's,
     /// [1] the busy task's.
     struct poll_scratch {

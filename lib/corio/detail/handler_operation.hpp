@@ -117,10 +117,18 @@ public:
         // The io_context's own executor behind any_io_executor (the common
         // case: a coroutine's or the stream's executor) is posted to
         // directly, without the polymorphic wrapper's property copies.
-        if (const auto* io_executor = io_context_executor())
+        if (const auto* io_executor = io_context_executor()) {
+            // The service's own io_context (the common case): the operation
+            // itself is queued, as boost::asio::post would queue the
+            // function object it allocates (not a continuation).
+            if (auto* scheduler = this->service_.own_scheduler(io_executor->context())) {
+                scheduler->post_immediate_completion(this, false);
+                return;
+            }
             boost::asio::post(*io_executor, operation_run(this));
-        else
+        } else {
             boost::asio::post(executor_, operation_run(this));
+        }
     }
 
     void dispatch_run() override {
@@ -200,10 +208,22 @@ public:
 protected:
     handler_operation(wait_kind kind, rpoll_service& service, std::shared_ptr<socket_impl> impl,
                       Handler handler, const IoExecutor& io_executor)
-        : rpoll_operation(kind, service, std::move(impl)), handler_(std::move(handler)),
+        : rpoll_operation(kind, service, std::move(impl), &run_posted), handler_(std::move(handler)),
           executor_(boost::asio::get_associated_executor(handler_, io_executor)) {}
 
 private:
+    /// The scheduler's call of a run queued by post_run: runs it, or, when
+    /// the io_context destroys it unrun at shutdown (`owner` null), destroys
+    /// the operation, as operation_run does for a posted function object.
+    static void run_posted(void* owner, boost::asio::detail::scheduler_operation* base,
+                           const boost::system::error_code&, std::size_t) {
+        auto* op = static_cast<Derived*>(static_cast<rpoll_operation*>(base));
+        if (owner)
+            op->service_.run_operation(op);
+        else
+            op->destroy();
+    }
+
     using derived_allocator =
         typename std::allocator_traits<allocator_type>::template rebind_alloc<Derived>;
     using derived_traits = std::allocator_traits<derived_allocator>;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <boost/asio/detail/scheduler_operation.hpp>
 #include <boost/system/error_code.hpp>
 
 namespace corio {
@@ -66,7 +67,12 @@ enum class op_state : int {
 
 /// The type-erased part of every corio operation. Concrete kinds (receive,
 /// send, accept, connect) each make one nonblocking call in perform().
-class rpoll_operation {
+///
+/// It is also an operation of Asio's scheduler, as Asio's own socket
+/// operations are, so that a run posted to the io_context that owns the
+/// service needs no allocation (handler_operation::post_run); the scheduler
+/// calls `run_posted` with which the concrete kind constructs it.
+class rpoll_operation : public boost::asio::detail::scheduler_operation {
 public:
     virtual ~rpoll_operation() = default;
     rpoll_operation(const rpoll_operation&) = delete;
@@ -109,9 +115,9 @@ public:
     std::uint64_t id_ = 0;
 
 protected:
-    rpoll_operation(wait_kind kind, rpoll_service& service,
-                    std::shared_ptr<socket_impl> impl) noexcept
-        : kind_(kind), service_(service), impl_(std::move(impl)) {}
+    rpoll_operation(wait_kind kind, rpoll_service& service, std::shared_ptr<socket_impl> impl,
+                    func_type run_posted) noexcept
+        : scheduler_operation(run_posted), kind_(kind), service_(service), impl_(std::move(impl)) {}
 };
 
 } // namespace corio::detail
