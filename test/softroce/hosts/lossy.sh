@@ -5,6 +5,8 @@
 # zero-copy channel and 32 MiB on a plain stream to host one, which
 # verifies every byte (wire_peer zc-push and push: 0 wrong, 0 missing) and
 # prints the throughput. Loss-free figures to compare are in doc/testing.md.
+# A push that stops moving ends after wire_peer's push_stall (120 s), saying
+# how far it got and whether corio or the transport held the bytes.
 # CORIO_HOSTS_LOSSY_BYTES sets the amount: doc/testing.md's figures are for
 # 64 MiB; CI sends 32 MiB, about 8,000 packets and 80 losses each way, to
 # save half a minute of its time.

@@ -12,6 +12,10 @@
 //       and checks them and prints the throughput.
 //   wire_peer zc-push listen|connect ADDRESS PORT BYTES
 //       the same through the zero-copy channel (connect sends).
+//       Both push modes watch their stream with corio::stall_timeout
+//       (CORIO_PUSH_STALL seconds, default 120): a transfer that stops ends
+//       there, saying how far it got and whether the receiver's rsocket held
+//       unread bytes (corio missed a wake) or none (the transport stopped).
 //   wire_peer hold connect ADDRESS PORT STREAMS STALL KEEPALIVE FAULT [RECOVER]
 //       against "echo listen": STREAMS streams (with keep-alive probes every
 //       KEEPALIVE seconds, 0: none, and corio::stall_timeout of STALL
@@ -210,6 +214,25 @@ asio::awaitable<void> echo_connect(const options& o) {
 }
 
 // --- push ---------------------------------------------------------------------
+// No byte in this long ends a push with timed_out (CORIO_PUSH_STALL seconds
+// overrides it). Under CI's lossy wire a lost last packet waits for rxe's
+// ACK timeout (well under a second), and a 32 MiB push took 15-30 s in all;
+// a stall once held a push until the 600 s step timeout, with nothing to
+// tell where it stopped.
+std::chrono::seconds push_stall{120};
+
+// Says how far a stalled push got, and whether the bytes were there to read.
+void report_stall(const char* what, corio::stream& s, std::uint64_t got, std::uint64_t want) {
+    boost::system::error_code ec;
+    const std::size_t unread = s.available(ec);
+    fail(what, "no byte for " + std::to_string(push_stall.count()) + " s after " +
+                   std::to_string(got) + " of " + std::to_string(want) + " bytes; " +
+                   (ec ? "available() failed: " + ec.message()
+                    : unread > 0 ? "the rsocket holds " + std::to_string(unread) +
+                                       " unread bytes: corio missed a wake"
+                                 : std::string("the rsocket holds none: the transport stopped")));
+}
+
 void report_received(const char* what, std::uint64_t got, std::uint64_t want, std::uint64_t wrong,
                      clock_type::time_point start) {
     const double s = seconds_since(start);
@@ -226,6 +249,7 @@ asio::awaitable<void> push_listen(const options& o) {
     std::printf("listening on %s port %u\n", o.endpoint.address().to_string().c_str(), o.endpoint.port());
     std::fflush(stdout);
     corio::stream s = co_await acceptor.async_accept(use_awaitable);
+    s.set_option(corio::stall_timeout(push_stall));
     const auto start = clock_type::now();
     std::vector<unsigned char> buffer(chunk_size);
     std::uint64_t off = 0, wrong = 0;
@@ -233,6 +257,10 @@ asio::awaitable<void> push_listen(const options& o) {
         auto [ec, n] = co_await s.async_read_some(asio::buffer(buffer), as_tuple_awaitable);
         if (ec == asio::error::eof)
             break;
+        if (ec == asio::error::timed_out) {
+            report_stall("push", s, off, o.bytes);
+            co_return;
+        }
         if (ec)
             throw boost::system::system_error(ec, "receiving");
         wrong += count_wrong(buffer.data(), n, off, 1);
@@ -245,11 +273,17 @@ asio::awaitable<void> push_connect(const options& o) {
     auto ex = co_await asio::this_coro::executor;
     corio::stream s(ex, corio::transport::rsocket);
     co_await s.async_connect(o.endpoint, use_awaitable);
+    s.set_option(corio::stall_timeout(push_stall));
     std::vector<unsigned char> buffer(chunk_size);
     for (std::uint64_t off = 0; off < o.bytes;) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, o.bytes - off));
         fill(buffer, n, off, 1);
-        co_await asio::async_write(s, asio::buffer(buffer.data(), n), use_awaitable);
+        auto [ec, written] = co_await asio::async_write(s, asio::buffer(buffer.data(), n), as_tuple_awaitable);
+        if (ec) {
+            fail("push", "sending after " + std::to_string(off + written) + " of " +
+                             std::to_string(o.bytes) + " bytes: " + ec.message());
+            co_return;
+        }
         off += n;
     }
     s.shutdown(corio::stream::shutdown_send);
@@ -275,11 +309,20 @@ asio::awaitable<void> zc_listen(const options& o) {
     {
         corio::zero_copy_receiver rx(co_await acceptor.async_accept(use_awaitable),
                                      {.slot_count = 8, .slot_size = 64 * 1024});
+        rx.next_layer().set_option(corio::stall_timeout(push_stall));
         co_await rx.async_handshake(use_awaitable);
         const auto start = clock_type::now();
         std::uint64_t off = 0, wrong = 0;
-        for (auto m = co_await rx.async_receive(use_awaitable); m.size() > 0;
-             m = co_await rx.async_receive(use_awaitable)) {
+        for (;;) {
+            auto [ec, m] = co_await rx.async_receive(as_tuple_awaitable);
+            if (ec == asio::error::timed_out) {
+                report_stall("zc-push", rx.next_layer(), off, o.bytes);
+                co_return;
+            }
+            if (ec)
+                throw boost::system::system_error(ec, "receiving");
+            if (m.size() == 0)
+                break;
             wrong += count_wrong(reinterpret_cast<const unsigned char*>(m.data()), m.size(), off, 2);
             off += m.size();
         }
@@ -293,6 +336,7 @@ asio::awaitable<void> zc_connect(const options& o) {
     s.open(corio::transport::rsocket, o.endpoint.protocol());
     s.set_option(corio::socket_base::iomap_size(1));
     co_await s.async_connect(o.endpoint, use_awaitable);
+    s.set_option(corio::stall_timeout(push_stall));
     corio::zero_copy_sender tx(std::move(s));
     co_await tx.async_handshake(use_awaitable);
     std::vector<unsigned char> chunk(tx.slot_size());
@@ -510,6 +554,15 @@ int main(int argc, char** argv) try {
     }
     if (o.streams == 0)
         return usage();
+
+    if (const char* stall = std::getenv("CORIO_PUSH_STALL"); stall != nullptr && *stall != '\0') {
+        const long long seconds = std::strtoll(stall, nullptr, 10);
+        if (seconds <= 0) {
+            std::fputs("wire_peer: CORIO_PUSH_STALL must be a positive number of seconds\n", stderr);
+            return 2;
+        }
+        push_stall = std::chrono::seconds(seconds);
+    }
 
     asio::io_context context;
     const char* mode = std::getenv("CORIO_TEST_POLL_MODE");
