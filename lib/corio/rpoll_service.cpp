@@ -145,13 +145,14 @@ void rpoll_service::release_impl(socket_impl& impl) noexcept {
 
 void rpoll_service::attach(socket_impl& impl, detail::unique_socket socket, transport t,
                            socket_impl::phase phase) {
-    {
-        std::lock_guard io_lock(impl.io_mutex_);
-        impl.socket_ = std::move(socket);
-        // A new socket starts in blocking mode, as Asio's do.
-        impl.non_blocking_ = false;
-        impl.spin_histories_ = {};
-    }
+    // Both locks, io_mutex_ first, as close() takes them: a close on
+    // another thread comes wholly before or wholly after this, never with
+    // the descriptor of one and the closed_ of the other.
+    std::lock_guard io_lock(impl.io_mutex_);
+    impl.socket_ = std::move(socket);
+    // A new socket starts in blocking mode, as Asio's do.
+    impl.non_blocking_ = false;
+    impl.spin_histories_ = {};
     impl.transport_ = t;
     impl.phase_ = phase;
     std::lock_guard lock(mutex_);

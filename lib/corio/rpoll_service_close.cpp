@@ -27,21 +27,26 @@ using detail::socket_impl;
 
 boost::system::error_code rpoll_service::close(socket_impl& impl) {
     std::vector<rpoll_operation*> aborted;
-    {
-        std::lock_guard lock(mutex_);
-        abort_queued(impl, aborted);
-        impl.closed_ = true;
-        impl.retry_accept_ = false;
-        impl.retry_connect_ = false;
-        update_watch(impl);
-    }
-    for (auto* op : aborted)
-        op->post_run();
-
     detail::unique_socket socket;
     {
-        // Waits for a run in the middle of its call on this socket.
+        // io_mutex_ first: it waits for a run in the middle of its call on
+        // this socket, and it is held until the descriptor is taken, so that
+        // no attach (a connect opening the socket on another thread) comes
+        // between closed_ and the descriptor. Code under the service mutex
+        // alone reads socket_ only while closed_ is clear; without this, an
+        // attach after the block below cleared closed_ again, and the
+        // descriptor went while such a read was under way (TSan: close()
+        // against a connect's implicit open, in arm_epoll and in
+        // update_reactor_waits).
         std::lock_guard io_lock(impl.io_mutex_);
+        {
+            std::lock_guard lock(mutex_);
+            abort_queued(impl, aborted);
+            impl.closed_ = true;
+            impl.retry_accept_ = false;
+            impl.retry_connect_ = false;
+            update_watch(impl);
+        }
         // Every riomap region goes now, not with the background rclose:
         // once close() returns the application may free that memory, and a
         // peer's riowrite must not reach it. riounmap deregisters the
@@ -50,8 +55,11 @@ boost::system::error_code rpoll_service::close(socket_impl& impl) {
             (void)impl.socket_.ops()->iounmap(impl.socket_.get(), address, length);
         impl.local_regions_.clear();
         socket = std::move(impl.socket_);
+        impl.phase_ = socket_impl::phase::closed;
     }
-    impl.phase_ = socket_impl::phase::closed;
+    for (auto* op : aborted)
+        op->post_run();
+
     {
         std::unique_lock lock(mutex_);
         if (impl.in_poll_ != socket_impl::poller::none) {
