@@ -266,16 +266,17 @@ private:
     bool update_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind);
     /// Cancels `impl`'s pending reactor waits, every kind. Lock held.
     static void cancel_reactor_waits(detail::socket_impl& impl);
-    /// A reactor wait of `kind` on `impl` ended: takes the first waiting
-    /// operation of that kind and runs it here (on the io_context's thread).
+    /// A reactor wait of `kind` on `impl` ended (`ready`: by an event, so
+    /// the descriptor was ready): takes the first waiting operation of that
+    /// kind and runs it here (on the io_context's thread).
     void on_reactor_wait(detail::socket_impl& impl, detail::wait_kind kind,
-                         const boost::system::error_code& ec);
+                         const boost::system::error_code& ec, bool ready);
     /// Lets go of `impl`'s reactor registration (pending waits end with
     /// operation_aborted) without closing its descriptor. Lock held.
     static void release_reactor(detail::socket_impl& impl) noexcept;
     /// detail::reactor_wait_op's wake_function: on_reactor_wait.
     static void wake_from_reactor(void* service, void* impl, detail::wait_kind kind,
-                                  const boost::system::error_code& ec);
+                                  const boost::system::error_code& ec, bool ready);
     void abort_queued(detail::socket_impl& impl,
                       std::vector<detail::rpoll_operation*>& aborted);
     /// (rpoll_service_stall.cpp) An operation is about to wait on `impl`,

@@ -81,17 +81,21 @@ bool rpoll_service::update_reactor_wait(socket_impl& impl, wait_kind kind) {
 }
 
 void rpoll_service::wake_from_reactor(void* service, void* impl, wait_kind kind,
-                                      const boost::system::error_code& ec) {
+                                      const boost::system::error_code& ec, bool ready) {
     static_cast<rpoll_service*>(service)->on_reactor_wait(*static_cast<socket_impl*>(impl), kind,
-                                                          ec);
+                                                          ec, ready);
 }
 
 void rpoll_service::on_reactor_wait(socket_impl& impl, wait_kind kind,
-                                    const boost::system::error_code& ec) {
+                                    const boost::system::error_code& ec, bool ready) {
     rpoll_operation* op = nullptr;
     {
         std::lock_guard lock(mutex_);
         impl.reactor_waiting_[static_cast<int>(kind)] = false;
+        // Release: a call that reads the new count (socket_impl::
+        // note_would_block) comes after this wait's end, so after the
+        // reactor cleared its mark for the kind.
+        impl.reactor_wait_ends_[static_cast<int>(kind)].fetch_add(1, std::memory_order_release);
         if (impl.closed_ || stopping_)
             return;
         if (!ec || ec != boost::asio::error::operation_aborted) {
@@ -101,6 +105,8 @@ void rpoll_service::on_reactor_wait(socket_impl& impl, wait_kind kind,
             if (ec)
                 impl.reactor_refused_ = true;
             op = take_first(impl, kind);
+            if (op)
+                op->reported_ready_ = ready;
         }
         // Waits again for whatever still waits (take_first did, if it took
         // one): the next operation after a cancelled one, or a wait

@@ -49,8 +49,10 @@ void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
     for (auto kind : {wait_kind::read, wait_kind::write, wait_kind::error}) {
         if (!((revents & events_of(kind)) || (kind == wait_kind::read && retry)))
             continue;
-        if (rpoll_operation* op = take_first(impl, kind))
+        if (rpoll_operation* op = take_first(impl, kind)) {
+            op->reported_ready_ = (revents & events_of(kind)) != 0;
             ready.push_back(op);
+        }
     }
 }
 

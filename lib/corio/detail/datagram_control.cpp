@@ -83,7 +83,7 @@ std::size_t blocking_datagram(rpoll_service& service, socket_impl& impl, wait_ki
     };
     // non_blocking(true): one call, as a stream's read_some makes.
     if (impl.non_blocking_)
-        return try_call(impl, call, ec);
+        return try_call(impl, kind, call, ec);
     return blocking_call(service, impl, kind, call, ec);
 }
 

@@ -59,7 +59,11 @@ public:
         const int op_type = kind == wait_kind::read    ? reactor::read_op
                             : kind == wait_kind::write ? reactor::write_op
                                                        : reactor::except_op;
+        // starting_ brackets start_op, where an early end performs the wait
+        // on this thread (reactor_wait_op::perform_wait).
+        op.starting_.store(true, std::memory_order_relaxed);
         reactor_.start_op(op_type, fd_, data_, &op, false, may_end_early);
+        op.starting_.store(false, std::memory_order_relaxed);
     }
 
     /// Ends every pending wait with operation_aborted.

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <utility>
 
 #include <boost/asio/detail/reactor_op.hpp>
 #include <boost/system/error_code.hpp>
@@ -24,12 +26,21 @@ namespace corio::detail {
 /// it again only when an epoll event of the kind arrives. So a wait that
 /// starts while the mark is clear knows that nothing arrived since the last
 /// wait of its kind ended, and the operation it is for made its call after
-/// that end (rpoll_service::on_reactor_wait runs it): whatever came before
-/// that call, the call saw; whatever comes after, raises an edge-triggered
-/// event. A wait that starts while the mark is set (something arrived
-/// meanwhile, or the registration is new) ends at once, possibly with the
-/// descriptor not ready, and its operation tries again: its call says
-/// "would block" and it waits once more, now with the mark clear.
+/// that end (rpoll_service::on_reactor_wait runs it; for an async_wait after
+/// a would_block, the call its socket_impl::would_block_note records):
+/// whatever came before that call, the call saw; whatever comes after, raises
+/// an edge-triggered event. A wait that starts while the mark is set
+/// (something arrived meanwhile, or the registration is new) ends at once,
+/// possibly with the descriptor not ready, and its operation tries again: its
+/// call says "would block" and it waits once more, now with the mark clear.
+///
+/// So the end of a wait says "ready" only when an epoll event ended it
+/// (`ready` in the wake_function): the reactor then found the descriptor
+/// ready for the kind at that epoll_wait, and the operation may take that
+/// as its answer, as Asio's reactive_wait_op does, without asking again. An
+/// early end says nothing of the kind. Which one it was is told by where
+/// perform_wait runs: inside start_op (starting_ set by the thread that
+/// starts the wait) or from an event.
 class reactor_wait_op : public boost::asio::detail::reactor_op {
 public:
     /// Called on a thread running the io_context when the wait ends, with
@@ -38,7 +49,7 @@ public:
     /// descriptor). Never called when the io_context destroys the wait
     /// unrun at its shutdown.
     using wake_function = void (*)(void* context, void* target, wait_kind kind,
-                                   const boost::system::error_code& ec);
+                                   const boost::system::error_code& ec, bool ready);
 
     reactor_wait_op() noexcept
         : reactor_op(boost::system::error_code(), &perform_wait, &complete_wait) {}
@@ -59,7 +70,18 @@ public:
     }
 
 private:
-    static status perform_wait(reactor_op*) { return done_and_exhausted; }
+    friend class reactor_registration;
+
+    static status perform_wait(reactor_op* base) {
+        auto* op = static_cast<reactor_wait_op*>(base);
+        // Under the descriptor's lock in both places that call it. Inside
+        // start_op it reads the starting thread's own true; from an event it
+        // reads false, or, when the event comes so soon after the start that
+        // the starting thread has not yet cleared starting_, a stale true,
+        // which only costs the operation a look of its own.
+        op->ended_by_event_ = !op->starting_.load(std::memory_order_relaxed);
+        return done_and_exhausted;
+    }
 
     static void complete_wait(void* owner, boost::asio::detail::scheduler_operation* base,
                               const boost::system::error_code&, std::size_t) {
@@ -68,8 +90,9 @@ private:
         // with this object, and dropping keep_alive may free it.
         std::shared_ptr<void> keep_alive = std::move(op->keep_alive_);
         const boost::system::error_code ec = op->ec_;
+        const bool ready = !ec && std::exchange(op->ended_by_event_, false);
         if (owner)
-            op->wake_(op->context_, op->target_, op->kind_, ec);
+            op->wake_(op->context_, op->target_, op->kind_, ec, ready);
     }
 
     wake_function wake_ = nullptr;
@@ -77,6 +100,13 @@ private:
     void* target_ = nullptr;
     wait_kind kind_ = wait_kind::read;
     std::shared_ptr<void> keep_alive_;
+    /// Set by reactor_registration::start_wait while start_op runs, so that
+    /// perform_wait tells an early end from an event's. Atomic: an event on
+    /// another thread may read it while the starting thread clears it.
+    std::atomic<bool> starting_{false};
+    /// What perform_wait found; read once the scheduler has handed the
+    /// completion over, which orders it after the write.
+    bool ended_by_event_ = false;
 };
 
 } // namespace corio::detail

@@ -108,6 +108,13 @@ public:
     const std::shared_ptr<socket_impl> impl_;
     boost::system::error_code ec_;
     std::size_t bytes_ = 0;
+    /// Set when the poller or the reactor takes the operation off its queue:
+    /// whether the report that ended its wait said the socket is ready for
+    /// its kind (an rpoll or epoll event for it; not an accept retry tick or
+    /// a reactor wait that ended early). Only a wait (async_wait) uses it:
+    /// the report is its answer. Written under the service mutex before the
+    /// run is handed over, read by that run.
+    bool reported_ready_ = false;
     /// Unique in its service, set when a cancellation slot is connected
     /// (operation_canceller): the canceller finds the operation by its
     /// address and this, so one freed and another allocated at the same

@@ -186,7 +186,7 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         ec);
 }
 
-std::size_t try_call(socket_impl& impl, function_ref<std::size_t(error_code&)> call,
+std::size_t try_call(socket_impl& impl, wait_kind kind, function_ref<std::size_t(error_code&)> call,
                      error_code& ec) {
     std::lock_guard io_lock(impl.io_mutex_);
     if (!impl.socket_.is_valid()) {
@@ -199,9 +199,14 @@ std::size_t try_call(socket_impl& impl, function_ref<std::size_t(error_code&)> c
         ec = boost::asio::error::would_block;
         return 0;
     }
+    // Counted before the call: a note that matches the count later was made
+    // by a call after every reactor wait end it counts.
+    const std::size_t k = static_cast<std::size_t>(kind);
+    const std::uint32_t ends = impl.reactor_wait_ends_[k].load(std::memory_order_acquire);
     const std::size_t n = call(ec);
     if (ec == boost::asio::error::try_again)
         ec = boost::asio::error::would_block;
+    impl.would_block_notes_[k] = {ec == boost::asio::error::would_block, ends};
     return n;
 }
 
@@ -213,7 +218,7 @@ std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, in
         return 0;
     }
     return try_call(
-        impl,
+        impl, kind,
         [&](error_code& call_ec) {
             return transfer_once(*impl.socket_.ops(), impl.socket_.get(), kind, iov, count, flags,
                                  call_ec);
@@ -254,7 +259,7 @@ std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void
     }
     if (wait)
         return blocking_call(service, impl, wait_kind::write, write_rest, ec);
-    return try_call(impl, write_rest, ec);
+    return try_call(impl, wait_kind::write, write_rest, ec);
 }
 
 error_code set_non_blocking(socket_impl& impl, bool mode) {

@@ -97,6 +97,31 @@ public:
         return nullptr;
     }
 
+    /// The last nonblocking call of each kind on a non_blocking(true) socket
+    /// (try_call), if it said would_block, for the async_wait that usually
+    /// comes next: that wait then starts waiting without a look of its own
+    /// (wait_operation::perform), as Asio's async_wait does. Sound because
+    /// whatever arrives after such a call raises a report: rpoll's and a
+    /// re-armed epoll's readiness is level-triggered, and the io_context's
+    /// reactor (edge-triggered) sees every edge after the last reactor wait
+    /// of the kind ended; the note counts only if no reactor wait of the kind
+    /// has ended since the call began (reactor_wait_ends_ unchanged).
+    struct would_block_note {
+        bool valid = false;
+        std::uint32_t reactor_wait_ends = 0;
+    };
+    std::array<would_block_note, wait_kind_count> would_block_notes_{};
+
+    /// Takes the kind's note: true when it stands, so the socket was not
+    /// ready for `kind` at a call made since the last report could have been
+    /// missed. Call with io_mutex_ held.
+    bool take_would_block_note(wait_kind kind) noexcept {
+        auto& note = would_block_notes_[static_cast<std::size_t>(kind)];
+        return std::exchange(note.valid, false) &&
+               note.reactor_wait_ends == reactor_wait_ends_[static_cast<std::size_t>(kind)].load(
+                                             std::memory_order_acquire);
+    }
+
     /// The riomap regions of this socket, as (address, length), so that
     /// close() can unmap them all before it returns: memory the application
     /// frees after close() must not stay registered for the peer's writes.
@@ -181,6 +206,10 @@ public:
     reactor_wait_op reactor_waits_[wait_kind_count];
     bool reactor_waiting_[wait_kind_count] = {false, false, false};
     bool reactor_refused_ = false;
+    /// How many reactor waits of each kind have ended (on_reactor_wait),
+    /// for would_block_note. Written under the service mutex, read under
+    /// io_mutex_ without it.
+    std::array<std::atomic<std::uint32_t>, wait_kind_count> reactor_wait_ends_{};
 
     /// The stream's stall timeout (corio::stall_timeout), made by its first
     /// set_option and kept until this state goes: null while never set, so
