@@ -249,7 +249,10 @@ public:
     /// boost::asio::basic_socket::async_wait: with non_blocking(true) and
     /// read_some/write_some, a coroutine tries first and waits only when a
     /// call reports would_block. An error or hang-up ends every kind of
-    /// wait; the next call reports it.
+    /// wait; the next call reports it. As with Asio, readiness is a hint:
+    /// the wait ends when the socket was ready, and a call after it may
+    /// still report would_block if another call took what was there, so a
+    /// try-then-wait loop tries again.
     ///
     /// @par Completion Signature
     /// @code void(boost::system::error_code) @endcode
