@@ -22,6 +22,7 @@
 #include <corio/config.hpp>
 #include <corio/detail/background_closer.hpp>
 #include <corio/detail/errno_result.hpp>
+#include <corio/detail/open_rsocket_table.hpp>
 #include <corio/error.hpp>
 
 namespace corio::detail {
@@ -32,8 +33,12 @@ using boost::system::error_code;
 
 // rrecv, rsend, rreadv, rwritev, riomap, riounmap and riowrite find their
 // socket with v44's unchecked idm_at: a number that never was an rsocket
-// reads past the fd table and crashes. rfcntl looks up with bounds checks and
-// costs a few nanoseconds, so the data calls ask it first.
+// reads past the fd table and crashes. The data calls first ask
+// open_rsockets, which knows every number this seam gave out and has not
+// closed. Constant-initialized and trivially destroyed, so it is there for
+// the background closer's threads at any time, with no guard on the path.
+constinit open_rsocket_table open_rsockets;
+
 // v44's rclose takes the socket out of its table before it unmaps the
 // socket's iomaps, so each riounmap it makes fails with EBADF and its loop
 // over the mappings never ends: rclose spins forever on a socket with a live
@@ -483,9 +488,9 @@ service_thread_room& listen_room() {
 }
 
 bool is_rsocket(int s, error_code& ec) noexcept {
-    if (::rfcntl(s, F_GETFL) >= 0)
+    if (open_rsockets.contains(s)) [[likely]]
         return true;
-    ec = last_error();
+    ec = boost::asio::error::bad_descriptor;
     return false;
 }
 
@@ -504,6 +509,13 @@ int open(int domain, int type, int protocol, error_code& ec) {
     if (nonblocking && ::rfcntl(s, F_SETFL, O_NONBLOCK) < 0) {
         ec = last_error();
         ::rclose(s);
+        return -1;
+    }
+    // Beyond what open_rsockets holds, no data call could tell it from a
+    // stray number: refused rather than used unchecked.
+    if (!open_rsockets.add(s)) {
+        ::rclose(s);
+        ec = boost::asio::error::no_descriptors;
         return -1;
     }
     if (type == SOCK_STREAM) {
@@ -548,10 +560,16 @@ int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
         return -1;
     const int n = ::raccept(s, addr, len);
     ec = n < 0 ? last_error() : error_code{};
-    if (n < 0)
+    if (n < 0) {
         connection_room().unclaim();
-    else
-        connection_room().watched(n);
+        return n;
+    }
+    connection_room().watched(n);
+    if (!open_rsockets.add(n)) {
+        (void)close(n);
+        ec = boost::asio::error::no_descriptors;
+        return -1;
+    }
     return n;
 }
 
@@ -608,6 +626,9 @@ void close_queued_connections(int s) {
 }
 
 error_code close(int s) {
+    // Before the rclose: once it returns, librdmacm may give the number to a
+    // new rsocket, whose add must not be undone here.
+    open_rsockets.remove(s);
     iomaps().unmap_all(s);
     // v44 returns a positive EBADF, not -1 with errno, for an fd it does not know.
     const bool watched = connection_room().closing(s);
@@ -636,15 +657,24 @@ std::size_t send(int s, const void* buf, std::size_t len, int flags, error_code&
     return count_of(::rsend(s, buf, len, flags), ec);
 }
 
+// One buffer, the common case, goes to rrecv and rsend. v44's rreadv is
+// rrecv of the first buffer anyway; its rwritev copies every byte into the
+// send buffer, where rsend sends a message of up to the inline size straight
+// from the caller's buffer, as rstream's rsend does.
 std::size_t readv(int s, const iovec* iov, int iovcnt, error_code& ec) {
     if (!is_rsocket(s, ec))
         return 0;
+    if (iovcnt == 1)
+        return received_count(::rrecv(s, iov[0].iov_base, iov[0].iov_len, 0),
+                              iov[0].iov_len > 0, ec);
     return received_count(::rreadv(s, iov, iovcnt), wants_bytes(iov, iovcnt), ec);
 }
 
 std::size_t writev(int s, const iovec* iov, int iovcnt, error_code& ec) {
     if (!is_rsocket(s, ec))
         return 0;
+    if (iovcnt == 1)
+        return count_of(::rsend(s, iov[0].iov_base, iov[0].iov_len, 0), ec);
     return count_of(::rwritev(s, iov, iovcnt), ec);
 }
 

@@ -18,6 +18,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <boost/asio/error.hpp>
@@ -207,6 +208,66 @@ BOOST_AUTO_TEST_CASE(nonblocking_connect_and_a_verified_pattern_both_ways) {
     socklen_t len = sizeof peer;
     check(ops.getpeername(c.server.get(), reinterpret_cast<sockaddr*>(&peer), &len), "rgetpeername");
     BOOST_TEST(peer.sin_addr.s_addr == rdma_address().sin_addr.s_addr);
+}
+
+BOOST_AUTO_TEST_CASE(writev_and_readv_move_exact_bytes_with_one_buffer_and_with_several) {
+    // One buffer goes to rsend and rrecv: the send from the caller's buffer
+    // up to the inline size, through the send buffer beyond it. Several go
+    // to rwritev and rreadv.
+    auto c = connect_pair(0);
+    const auto sent = pattern(3 * 4096 + 17, 5);
+    std::vector<unsigned char> received(sent.size());
+    std::size_t got = 0;
+    const auto receive = [&](std::size_t up_to) {
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (got < up_to) {
+            BOOST_TEST_REQUIRE((std::chrono::steady_clock::now() < deadline));
+            boost::system::error_code ec;
+            const iovec one{received.data() + got, up_to - got};
+            const auto n = ops.readv(c.server.get(), &one, 1, ec);
+            if (ec == boost::asio::error::would_block) {
+                std::vector<pollfd> fds{{c.server.get(), POLLIN, 0}};
+                wait_for(fds);
+                continue;
+            }
+            check(ec, "readv of one buffer");
+            BOOST_TEST_REQUIRE(n > 0u);
+            got += n;
+        }
+    };
+    std::size_t offset = 0;
+    const auto send = [&](std::initializer_list<std::size_t> sizes) {
+        std::vector<iovec> parts;
+        std::size_t total = 0;
+        for (const auto size : sizes) {
+            parts.push_back({const_cast<unsigned char*>(sent.data() + offset + total), size});
+            total += size;
+        }
+        boost::system::error_code ec;
+        const auto n = ops.writev(c.client.get(), parts.data(), static_cast<int>(parts.size()), ec);
+        check(ec, "writev");
+        BOOST_TEST_REQUIRE(n == total);
+        offset += total;
+        receive(offset);
+    };
+    send({1});        // inline, from the caller's buffer
+    send({63});
+    send({4096});     // past any inline size: copied
+    send({3, 4, 5});  // several buffers
+    send({4096, 4037}); // the rest
+    BOOST_TEST_REQUIRE(offset == sent.size());
+    BOOST_TEST((received == sent));
+
+    // A number the seam closed is refused, as one it never opened is.
+    const int closed = c.client.release();
+    check(ops.close(closed), "rclose");
+    std::array<unsigned char, 8> buf{};
+    const iovec one{buf.data(), buf.size()};
+    boost::system::error_code ec;
+    BOOST_TEST(ops.writev(closed, &one, 1, ec) == 0u);
+    BOOST_TEST((ec == boost::asio::error::bad_descriptor), ec.message());
+    BOOST_TEST(ops.readv(closed, &one, 1, ec) == 0u);
+    BOOST_TEST((ec == boost::asio::error::bad_descriptor), ec.message());
 }
 
 BOOST_AUTO_TEST_CASE(rpoll_reports_rsockets_and_an_eventfd_together) {

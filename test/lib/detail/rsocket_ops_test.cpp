@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <boost/asio/error.hpp>
@@ -133,6 +134,30 @@ BOOST_AUTO_TEST_CASE(calls_on_an_unknown_socket_fail_with_an_error_code) {
     BOOST_TEST((rsocket_ops.set_nonblocking(1 << 20, true) == boost::asio::error::bad_descriptor));
     BOOST_TEST(rsocket_ops.iomap(1 << 20, buf.data(), buf.size(), PROT_WRITE, 0, ec) == -1);
     BOOST_TEST((ec == boost::asio::error::bad_descriptor), ec.message());
+}
+
+BOOST_AUTO_TEST_CASE(data_calls_on_numbers_the_seam_never_opened_are_bad_descriptor) {
+    // v44's data calls index librdmacm's table unchecked: each of these
+    // numbers would crash them (a negative one, a kernel socket's, the
+    // table's last), so the seam must refuse them before the call.
+    const auto kernel = corio::test::make_tcp_loopback_pair();
+    std::array<char, 8> buf{};
+    std::array<iovec, 2> one_and_two{{{buf.data(), 4}, {buf.data() + 4, 4}}};
+    for (const int s : {-1, 0, kernel.first.get(), 65535}) {
+        BOOST_TEST_CONTEXT("number " << s) {
+            boost::system::error_code ec;
+            for (const int count : {1, 2}) {
+                BOOST_TEST(rsocket_ops.readv(s, one_and_two.data(), count, ec) == 0u);
+                BOOST_TEST((ec == boost::asio::error::bad_descriptor), ec.message());
+                BOOST_TEST(rsocket_ops.writev(s, one_and_two.data(), count, ec) == 0u);
+                BOOST_TEST((ec == boost::asio::error::bad_descriptor), ec.message());
+            }
+            BOOST_TEST(rsocket_ops.recv(s, buf.data(), buf.size(), 0, ec) == 0u);
+            BOOST_TEST((ec == boost::asio::error::bad_descriptor), ec.message());
+            BOOST_TEST(rsocket_ops.iowrite(s, buf.data(), 1, 0, {0, 8}, 0, ec) == 0u);
+            BOOST_TEST((ec == boost::asio::error::bad_descriptor), ec.message());
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(iowrite_past_a_mapping_is_refused_before_riowrite) {
