@@ -90,7 +90,10 @@ private:
         // with this object, and dropping keep_alive may free it.
         std::shared_ptr<void> keep_alive = std::move(op->keep_alive_);
         const boost::system::error_code ec = op->ec_;
-        const bool ready = !ec && std::exchange(op->ended_by_event_, false);
+        // Cleared whatever the end, so that no wait inherits it. A performed
+        // wait has no error, so ec only matters for an end that never ran
+        // perform_wait, where the flag is false already.
+        const bool ready = std::exchange(op->ended_by_event_, false) && !ec;
         if (owner)
             op->wake_(op->context_, op->target_, op->kind_, ec, ready);
     }

@@ -186,8 +186,12 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         ec);
 }
 
-std::size_t try_call(socket_impl& impl, wait_kind kind, function_ref<std::size_t(error_code&)> call,
-                     error_code& ec) {
+namespace {
+
+// try_call's work for any callable: try_transfer, the data path, calls its
+// lambda directly, without function_ref's thunk and a call level more.
+template <class Call>
+std::size_t try_call_with(socket_impl& impl, wait_kind kind, Call& call, error_code& ec) {
     std::lock_guard io_lock(impl.io_mutex_);
     if (!impl.socket_.is_valid()) {
         ec = boost::asio::error::bad_descriptor;
@@ -210,6 +214,13 @@ std::size_t try_call(socket_impl& impl, wait_kind kind, function_ref<std::size_t
     return n;
 }
 
+} // namespace
+
+std::size_t try_call(socket_impl& impl, wait_kind kind, function_ref<std::size_t(error_code&)> call,
+                     error_code& ec) {
+    return try_call_with(impl, kind, call, ec);
+}
+
 std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
                          std::size_t total, error_code& ec, int flags) {
     if (total == 0) {
@@ -217,13 +228,11 @@ std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, in
         ec = impl.socket_.is_valid() ? error_code() : error_code(boost::asio::error::bad_descriptor);
         return 0;
     }
-    return try_call(
-        impl, kind,
-        [&](error_code& call_ec) {
-            return transfer_once(*impl.socket_.ops(), impl.socket_.get(), kind, iov, count, flags,
-                                 call_ec);
-        },
-        ec);
+    auto once = [&](error_code& call_ec) {
+        return transfer_once(*impl.socket_.ops(), impl.socket_.get(), kind, iov, count, flags,
+                             call_ec);
+    };
+    return try_call_with(impl, kind, once, ec);
 }
 
 std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
