@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -318,6 +319,31 @@ socklen_t length_of(const sockaddr_storage& address) {
     return address.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
 }
 
+// --- The listen service's gate -------------------------------------------
+// v44 serializes every message to its service threads under one global
+// mutex (rs_notify_svc's svc_mut), held until the thread answers. The
+// listen service's thread accepts each connection request with a blocking
+// rdma_accept, which returns only once the client has answered (RTU). A
+// nonblocking rconnect sends its request and then, before it returns,
+// registers its socket with the connection service under that same mutex;
+// until it is registered nobody reads the client's connect response, so
+// the RTU is not sent. So when a client of this process is in that window
+// while another thread's rlisten or listener rclose holds the mutex,
+// waiting for the listen service's answer, all three wait for each other
+// for good (seen in the guest: stream_test over IPv6 hung in 1 run of 20,
+// the io thread in rconnect, the background closer in rclose of the
+// previous case's listener, the listen thread in rdma_accept).
+//
+// The gate breaks the cycle: an rconnect holds it shared, rlisten and a
+// listener's rclose exclusively, so no listen-service message is ever
+// waiting while one of this process's rconnects is inside. A connect that
+// finds the gate taken comes back with try_again and is retried on its
+// service's tick, as while its room is primed; listen and close wait.
+std::shared_mutex& listen_service_gate() {
+    static auto* instance = new std::shared_mutex;
+    return *instance;
+}
+
 // --- Priming the connection service --------------------------------------
 // One start and stop of its thread is a nonblocking rconnect, still in
 // progress, to an rdma_cm listener that never answers, then its rclose.
@@ -328,8 +354,10 @@ bool cycle_connect_service(const sockaddr* where, socklen_t len) {
     if (s < 0)
         return false;
     bool started = false;
-    if (::rfcntl(s, F_SETFL, O_NONBLOCK) == 0)
+    if (::rfcntl(s, F_SETFL, O_NONBLOCK) == 0) {
+        std::shared_lock gate(listen_service_gate());
         started = ::rconnect(s, where, len) < 0 && errno == EINPROGRESS;
+    }
     ::rclose(s);
     return started;
 }
@@ -447,6 +475,7 @@ bool cycle_listen_service(int family) {
         return false;
     sockaddr_storage any{};
     any.ss_family = static_cast<sa_family_t>(family);
+    std::lock_guard gate(listen_service_gate());
     const bool started =
         ::rbind(s, reinterpret_cast<sockaddr*>(&any), length_of(any)) == 0 && ::rlisten(s, 1) == 0;
     ::rclose(s);
@@ -537,7 +566,11 @@ error_code listen(int s, int backlog) {
         return last_error();
     if (const auto ec = listen_room().claim(reinterpret_cast<sockaddr*>(&local), local_len))
         return ec;
-    const auto ec = status_of(::rlisten(s, backlog));
+    error_code ec;
+    {
+        std::lock_guard gate(listen_service_gate());
+        ec = status_of(::rlisten(s, backlog));
+    }
     if (ec)
         listen_room().unclaim();
     else
@@ -578,6 +611,9 @@ error_code connect(int s, const sockaddr* addr, socklen_t len) {
     // an io_context's: while the room is primed or waits for closes it
     // comes back (try_again) and the operation retries on the service's
     // tick (connect_operation), as accept does.
+    std::shared_lock gate(listen_service_gate(), std::try_to_lock);
+    if (!gate.owns_lock())
+        return boost::asio::error::try_again;
     if (const auto ec = connection_room().claim(addr, len, /*may_wait=*/false))
         return ec;
     const auto ec = status_of(::rconnect(s, addr, len));
@@ -635,7 +671,13 @@ error_code close(int s) {
     const bool listening = listen_room().closing(s);
     if (listening || !CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
         close_queued_connections(s);
-    const int result = ::rclose(s);
+    int result = 0;
+    if (listening) {
+        std::lock_guard gate(listen_service_gate());
+        result = ::rclose(s);
+    } else {
+        result = ::rclose(s);
+    }
     if (watched)
         connection_room().closed();
     if (listening)
