@@ -188,8 +188,9 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
 
 namespace {
 
-// try_call's work for any callable: try_transfer, the data path, calls its
-// lambda directly, without function_ref's thunk and a call level more.
+// try_call's work for any callable: the data paths (try_transfer,
+// socket_iowrite) call their lambdas directly, without function_ref's thunk
+// and a call level more.
 template <class Call>
 std::size_t try_call_with(socket_impl& impl, wait_kind kind, Call& call, error_code& ec) {
     std::lock_guard io_lock(impl.io_mutex_);
@@ -268,7 +269,7 @@ std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void
     }
     if (wait)
         return blocking_call(service, impl, wait_kind::write, write_rest, ec);
-    return try_call(impl, wait_kind::write, write_rest, ec);
+    return try_call_with(impl, wait_kind::write, write_rest, ec);
 }
 
 error_code set_non_blocking(socket_impl& impl, bool mode) {
