@@ -608,9 +608,10 @@ int accept(int s, sockaddr* addr, socklen_t* len, error_code& ec) {
 
 error_code connect(int s, const sockaddr* addr, socklen_t len) {
     // A connect is started by its initiation on the caller's thread, often
-    // an io_context's: while the room is primed or waits for closes it
-    // comes back (try_again) and the operation retries on the service's
-    // tick (connect_operation), as accept does.
+    // an io_context's: while the room is primed or waits for closes, or
+    // the listen service's gate is taken, it comes back (try_again) and the
+    // operation retries on the service's tick (connect_operation), as
+    // accept does.
     std::shared_lock gate(listen_service_gate(), std::try_to_lock);
     if (!gate.owns_lock())
         return boost::asio::error::try_again;
