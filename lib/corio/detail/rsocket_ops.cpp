@@ -667,22 +667,23 @@ error_code close(int s) {
     // new rsocket, whose add must not be undone here.
     open_rsockets.remove(s);
     iomaps().unmap_all(s);
-    // v44 returns a positive EBADF, not -1 with errno, for an fd it does not know.
     const bool watched = connection_room().closing(s);
     const bool listening = listen_room().closing(s);
     if (listening || !CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
         close_queued_connections(s);
-    int result = 0;
-    if (listening) {
-        std::lock_guard gate(listen_service_gate());
-        result = ::rclose(s);
-    } else {
-        result = ::rclose(s);
-    }
+    // Only a listener's rclose waits for the listen service (the gate's
+    // comment above); other closes do not take the gate.
+    std::unique_lock gate(listen_service_gate(), std::defer_lock);
+    if (listening)
+        gate.lock();
+    const int result = ::rclose(s);
+    if (gate.owns_lock())
+        gate.unlock();
     if (watched)
         connection_room().closed();
     if (listening)
         listen_room().closed();
+    // v44 returns a positive EBADF, not -1 with errno, for an fd it does not know.
     if (result > 0)
         return {result, boost::system::system_category()};
     return status_of(result);
