@@ -5,6 +5,7 @@
 #include <boost/asio/error.hpp>
 
 #include <corio/detail/socket_impl.hpp>
+#include <corio/detail/try_call.hpp>
 #include <corio/rpoll_service.hpp>
 
 namespace corio::detail {

@@ -10,6 +10,7 @@
 
 #include <corio/detail/framed_tcp_ops.hpp>
 #include <corio/detail/socket_impl.hpp>
+#include <corio/detail/try_call.hpp>
 #include <corio/error.hpp>
 #include <corio/rpoll_service.hpp>
 
@@ -186,42 +187,6 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         ec);
 }
 
-namespace {
-
-// try_call's work for any callable: the data paths (try_transfer,
-// socket_iowrite) call their lambdas directly, without function_ref's thunk
-// and a call level more.
-template <class Call>
-std::size_t try_call_with(socket_impl& impl, wait_kind kind, Call& call, error_code& ec) {
-    std::lock_guard io_lock(impl.io_mutex_);
-    if (!impl.socket_.is_valid()) {
-        ec = boost::asio::error::bad_descriptor;
-        return 0;
-    }
-    // No call into a socket while its rshutdown runs (socket_impl::
-    // shutting_down_): for a caller that will not wait, that would block.
-    if (impl.shutting_down_.load(std::memory_order_acquire) > 0) {
-        ec = boost::asio::error::would_block;
-        return 0;
-    }
-    // Counted before the call: a note that matches the count later was made
-    // by a call after every reactor wait end it counts.
-    const std::size_t k = static_cast<std::size_t>(kind);
-    const std::uint32_t ends = impl.reactor_wait_ends_[k].load(std::memory_order_acquire);
-    const std::size_t n = call(ec);
-    if (ec == boost::asio::error::try_again)
-        ec = boost::asio::error::would_block;
-    impl.would_block_notes_[k] = {ec == boost::asio::error::would_block, ends};
-    return n;
-}
-
-} // namespace
-
-std::size_t try_call(socket_impl& impl, wait_kind kind, function_ref<std::size_t(error_code&)> call,
-                     error_code& ec) {
-    return try_call_with(impl, kind, call, ec);
-}
-
 std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
                          std::size_t total, error_code& ec, int flags) {
     if (total == 0) {
@@ -233,7 +198,7 @@ std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, in
         return transfer_once(*impl.socket_.ops(), impl.socket_.get(), kind, iov, count, flags,
                              call_ec);
     };
-    return try_call_with(impl, kind, once, ec);
+    return try_call(impl, kind, once, ec);
 }
 
 std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
@@ -269,7 +234,7 @@ std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void
     }
     if (wait)
         return blocking_call(service, impl, wait_kind::write, write_rest, ec);
-    return try_call_with(impl, wait_kind::write, write_rest, ec);
+    return try_call(impl, wait_kind::write, write_rest, ec);
 }
 
 error_code set_non_blocking(socket_impl& impl, bool mode) {

@@ -80,14 +80,6 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
                               const iovec* iov, int count, std::size_t total,
                               boost::system::error_code& ec, int flags = 0);
 
-/// One nonblocking `call` of `kind` on a non_blocking(true) socket, under
-/// its I/O mutex: bad_descriptor when closed, would_block for try_again and
-/// while an rshutdown runs. A call that says would_block leaves the socket's
-/// would_block_note for the wait that follows.
-std::size_t try_call(socket_impl& impl, wait_kind kind,
-                     function_ref<std::size_t(boost::system::error_code&)> call,
-                     boost::system::error_code& ec);
-
 /// read_some or write_some (receive or send with `flags`) on a
 /// non_blocking(true) socket: one nonblocking call,
 /// boost::asio::error::would_block when it would wait.
