@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include <sys/uio.h>
 
@@ -17,16 +18,26 @@ public:
 
     template <class BufferSequence>
     explicit buffer_iovecs(const BufferSequence& buffers) noexcept {
-        auto it = boost::asio::buffer_sequence_begin(buffers);
-        const auto end = boost::asio::buffer_sequence_end(buffers);
-        for (; it != end && count_ < max_buffers; ++it) {
-            const auto buffer = boost::asio::buffer(*it);
-            if (buffer.size() == 0)
-                continue;
-            iov_[count_].iov_base = const_cast<void*>(static_cast<const void*>(buffer.data()));
-            iov_[count_].iov_len = buffer.size();
-            total_ += buffer.size();
-            ++count_;
+        // One buffer (mutable_buffer, const_buffer), the common case: no
+        // loop over a sequence of one.
+        if constexpr (std::is_convertible_v<const BufferSequence&, boost::asio::const_buffer>) {
+            const boost::asio::const_buffer buffer(buffers);
+            iov_[0].iov_base = const_cast<void*>(buffer.data());
+            iov_[0].iov_len = buffer.size();
+            total_ = buffer.size();
+            count_ = total_ > 0 ? 1 : 0;
+        } else {
+            auto it = boost::asio::buffer_sequence_begin(buffers);
+            const auto end = boost::asio::buffer_sequence_end(buffers);
+            for (; it != end && count_ < max_buffers; ++it) {
+                const auto buffer = boost::asio::buffer(*it);
+                if (buffer.size() == 0)
+                    continue;
+                iov_[count_].iov_base = const_cast<void*>(static_cast<const void*>(buffer.data()));
+                iov_[count_].iov_len = buffer.size();
+                total_ += buffer.size();
+                ++count_;
+            }
         }
     }
 
