@@ -48,7 +48,8 @@ void store_marker(std::uint8_t& byte, std::uint8_t value) noexcept {
 
 iomap_data_path::iomap_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
-      recv_call_(call_name(context.transport, "recv")) {}
+      recv_call_(call_name(context.transport, "recv")),
+      attempts_(attempts_before_wait(context.polling)) {}
 
 std::optional<boost::asio::awaitable<void>>
 iomap_data_path::try_call(io_call what, std::span<std::uint8_t> data) {
@@ -56,8 +57,7 @@ iomap_data_path::try_call(io_call what, std::span<std::uint8_t> data) {
     // piece at its own offset of the peer's mapping at 0; so does try_all.
     std::size_t done = 0;
     boost::system::error_code ec;
-    if (!try_all(context_.stream, what, data, 0, done, ec,
-                 attempts_before_wait(context_.polling)))
+    if (!try_all(context_.stream, what, data, 0, done, ec, attempts_))
         return call_rest(what, data, done);
     end_call(what, ec);
     return std::nullopt;

@@ -69,6 +69,8 @@ private:
     transfer_context context_;
     std::string send_call_;
     std::string recv_call_;
+    /// try_all's attempts in this poll mode, asked once, not per call.
+    int attempts_;
     /// riostream's sync_test sends and receives 16 bytes of its transfer
     /// buffer, whose content no one looks at; a buffer of their own keeps
     /// them away from the mapped bytes (and the buffer of a -S 1 test).

@@ -29,22 +29,26 @@ public:
     boost::asio::awaitable<transfer_timing> run_test(const test_case& test) override;
 
 private:
-    /// rstream's send_xfer (io_call::write) or recv_xfer (io_call::read),
-    /// as far as it goes without waiting: nothing when the transfer finished
-    /// (`timed` ones count towards the progress line), else the coroutine
-    /// that finishes it. Only a transfer that waits costs a coroutine.
-    std::optional<boost::asio::awaitable<void>> try_xfer(io_call what, std::size_t size,
-                                                         bool timed);
-    boost::asio::awaitable<void> xfer_rest(io_call what, std::span<std::uint8_t> data, bool timed,
-                                           std::size_t done);
+    /// rstream's send_xfer (io_call::write) or recv_xfer (io_call::read)
+    /// of `data`, as far as it goes without waiting: nothing when the
+    /// transfer finished (end_xfer has run; `timed` ones count towards the
+    /// progress line), else rest_of_all's coroutine that finishes it, whose
+    /// error the caller hands to end_xfer. Only a transfer that waits costs
+    /// a coroutine.
+    std::optional<boost::asio::awaitable<boost::system::error_code>>
+    try_xfer(io_call what, std::span<std::uint8_t> data, bool timed);
     /// A finished transfer's error if any, else its progress and
     /// verification.
     void end_xfer(io_call what, std::span<std::uint8_t> data, bool timed,
                   const boost::system::error_code& ec);
+    /// -T v: throws run_error at the first byte that is not the pattern's.
+    void verify_received(std::span<const std::uint8_t> data) const;
 
     transfer_context context_;
     std::string send_call_;
     std::string recv_call_;
+    /// try_all's attempts in this poll mode, asked once, not per transfer.
+    int attempts_;
 };
 
 } // namespace coriostream
