@@ -71,14 +71,15 @@ inline std::size_t call_once(corio::stream& stream, io_call what, std::span<std:
     }
     while (done < data.size()) {
         done += detail::call_once(stream, what, data, offset, done, ec);
-        if (ec == boost::asio::error::would_block) {
-            ec.clear();
-            if (--attempts <= 0)
-                return false;
+        // Success first: testing an error_code is one flag, comparing it
+        // with would_block a dozen instructions.
+        if (!ec)
             continue;
-        }
-        if (ec)
+        if (ec != boost::asio::error::would_block)
             return true;
+        ec.clear();
+        if (--attempts <= 0)
+            return false;
     }
     return true;
 }

@@ -217,8 +217,7 @@ std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void
                 ops.iowrite(impl.socket_.get(), static_cast<const char*>(data) + written,
                             size - written, offset + static_cast<off_t>(written), *mapping, 0,
                             call_ec);
-            if (call_ec == boost::asio::error::try_again)
-                call_ec = boost::asio::error::would_block;
+            // try_again is would_block on Linux (try_call.hpp's static_assert).
             if (call_ec)
                 break;
             written += n;

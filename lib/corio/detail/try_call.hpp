@@ -43,7 +43,8 @@ std::size_t try_call(socket_impl& impl, wait_kind kind, Call&& call,
     // try_again (EAGAIN) is would_block (EWOULDBLOCK) on Linux, so what the
     // seams report needs no translation.
     static_assert(EAGAIN == EWOULDBLOCK);
-    impl.would_block_notes_[k] = {ec == boost::asio::error::would_block, ends};
+    // A success skips the comparison: testing an error_code is one flag.
+    impl.would_block_notes_[k] = {ec && ec == boost::asio::error::would_block, ends};
     return n;
 }
 
