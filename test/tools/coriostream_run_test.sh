@@ -133,6 +133,40 @@ verify)
   expect_success "-T v -S 1" && check_table "-T v -S 1" custom
   run --loopback --transport tcp --data-path stream -T v -S 1000 -C 7 -I 50 --poll-mode busy
   expect_success "-T v --poll-mode busy" && check_table "-T v --poll-mode busy" custom
+  # A peer that sends no pattern (its client runs without -T v): the
+  # verifying server stops at the first wrong byte with status 1 and says
+  # which byte; the client, whose connection closes under it, fails with
+  # status 1 too instead of waiting.
+  for attempt in 1 2 3 4 5; do
+    port=$(random_port)
+    : >"$scratch/server"
+    stdbuf -oL "$coriostream" --transport tcp --data-path stream -T v -S 64 -C 10 -I 2 \
+      --timeout 30 -b 127.0.0.1 -p "$port" >"$scratch/server" 2>&1 &
+    helper_pid=$!
+    for _ in $(seq 100); do
+      [[ -s $scratch/server ]] || ! kill -0 "$helper_pid" 2>/dev/null && break
+      sleep 0.05
+    done
+    kill -0 "$helper_pid" 2>/dev/null && break
+    wait "$helper_pid"
+    helper_pid=
+    grep -q 'Address already in use' "$scratch/server" ||
+      { fail "the -T v server did not start: $(cat "$scratch/server")"; break; }
+  done
+  if [[ -n $helper_pid ]]; then
+    timeout 60 "$coriostream" --transport tcp --data-path stream -S 64 -C 10 -I 2 --timeout 30 \
+      -s 127.0.0.1 -p "$port" >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    wait_bounded "$helper_pid" 60 "the -T v server to exit after a peer without the pattern"
+    server_status=$waited
+    helper_pid=
+    [[ $server_status == 1 ]] ||
+      fail "-T v against a peer without the pattern: server exited $server_status, expected 1: $(cat "$scratch/server")"
+    grep -Eq '^coriostream: data verification failed byte [0-9]+$' "$scratch/server" ||
+      fail "-T v against a peer without the pattern: no verification error: $(cat "$scratch/server")"
+    [[ $status == 1 ]] ||
+      fail "-T v against a peer without the pattern: client exited $status, expected 1: $(cat "$scratch/err")"
+  fi
   # -B far below the transfer size: every transfer crosses many full
   # socket buffers, on both data paths (iomap through the tcp emulation).
   for path in stream iomap; do
