@@ -61,9 +61,10 @@ inline std::size_t call_once(corio::stream& stream, io_call what, std::span<std:
 /// of its own (GCC does not inline it unasked) its frame and arguments cost
 /// about 40 instructions per 64-byte transfer, a twelfth of what rstream
 /// spends on one (doc/performance.md, session 18).
-[[gnu::always_inline]] inline bool try_all(corio::stream& stream, io_call what, std::span<std::uint8_t> data,
-                    off_t offset, std::size_t& done, boost::system::error_code& ec,
-                    int attempts = 1) {
+[[gnu::always_inline]] inline bool try_all(corio::stream& stream, io_call what,
+                                           std::span<std::uint8_t> data, off_t offset,
+                                           std::size_t& done, boost::system::error_code& ec,
+                                           int attempts = 1) {
     if (!stream.non_blocking()) [[unlikely]] {
         stream.non_blocking(true, ec);
         if (ec)
