@@ -21,6 +21,7 @@
 #include <corio/detail/socket_control.hpp>
 #include <corio/detail/stream_access.hpp>
 #include <corio/detail/transfer_operation.hpp>
+#include <corio/detail/try_transfer.hpp>
 #include <corio/rpoll_service.hpp>
 #include <corio/transport.hpp>
 
@@ -321,8 +322,11 @@ public:
 private:
     friend struct detail::stream_access;
 
-    std::size_t transfer(detail::wait_kind kind, const detail::buffer_iovecs& iov,
-                         boost::system::error_code& ec, int flags = 0) {
+    // Always inlined, as try_transfer is: each of read_some, write_some,
+    // receive and send is then one call from the caller to the seam.
+    [[gnu::always_inline]] std::size_t transfer(detail::wait_kind kind,
+                                                const detail::buffer_iovecs& iov,
+                                                boost::system::error_code& ec, int flags = 0) {
         auto& impl = *live();
         if (impl.non_blocking_)
             return detail::try_transfer(impl, kind, iov.data(), iov.count(), iov.total_size(), ec,

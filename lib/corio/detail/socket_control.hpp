@@ -80,11 +80,8 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
                               const iovec* iov, int count, std::size_t total,
                               boost::system::error_code& ec, int flags = 0);
 
-/// read_some or write_some (receive or send with `flags`) on a
-/// non_blocking(true) socket: one nonblocking call,
-/// boost::asio::error::would_block when it would wait.
-std::size_t try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count,
-                         std::size_t total, boost::system::error_code& ec, int flags = 0);
+// try_transfer, the non-blocking read_some and write_some, is inline in
+// try_transfer.hpp.
 
 /// iowrite: riowrite into the peer's mapping at `offset` until all of
 /// `data` is written, or, when `impl` is non_blocking(true), until a call

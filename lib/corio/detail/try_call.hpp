@@ -20,9 +20,11 @@ namespace corio::detail {
 ///
 /// A template, not a function_ref: its callers are the non-blocking data
 /// paths (read_some, write_some, iowrite, datagram send and receive), and a
-/// call through a thunk is a call level more on every transfer.
+/// call through a thunk is a call level more on every transfer. Always
+/// inlined for the same reason: GCC kept read_some's and write_some's one
+/// instantiation a call of its own.
 template <class Call>
-std::size_t try_call(socket_impl& impl, wait_kind kind, Call&& call,
+[[gnu::always_inline]] inline std::size_t try_call(socket_impl& impl, wait_kind kind, Call&& call,
                      boost::system::error_code& ec) {
     std::lock_guard io_lock(impl.io_mutex_);
     if (!impl.socket_.is_valid()) {

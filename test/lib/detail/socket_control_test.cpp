@@ -13,6 +13,7 @@
 
 #include <corio/detail/socket_control.hpp>
 #include <corio/detail/socket_impl.hpp>
+#include <corio/detail/try_transfer.hpp>
 
 #include "loopback_pair.hpp"
 
