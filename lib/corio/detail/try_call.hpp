@@ -25,7 +25,7 @@ namespace corio::detail {
 /// instantiation a call of its own.
 template <class Call>
 [[gnu::always_inline]] inline std::size_t try_call(socket_impl& impl, wait_kind kind, Call&& call,
-                     boost::system::error_code& ec) {
+                                                   boost::system::error_code& ec) {
     std::lock_guard io_lock(impl.io_mutex_);
     if (!impl.socket_.is_valid()) {
         ec = boost::asio::error::bad_descriptor;

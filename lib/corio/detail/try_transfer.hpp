@@ -21,9 +21,9 @@ namespace corio::detail {
 ///
 /// Inline, in a header of its own: it is the whole of a non-blocking
 /// read_some or write_some between the stream and the seam, and as a call
-/// of its own (it was one, in socket_control.cpp) its frame and seven
-/// arguments cost about a dozen instructions per call on top of the call
-/// it makes (doc/performance.md, session 19).
+/// of its own (it was one, in socket_control.cpp) it and the levels above
+/// it cost about 16 instructions per call more than this one function
+/// does (host callgrind, doc/performance.md, session 19).
 [[gnu::always_inline]] inline std::size_t
 try_transfer(socket_impl& impl, wait_kind kind, const iovec* iov, int count, std::size_t total,
              boost::system::error_code& ec, int flags = 0) {
