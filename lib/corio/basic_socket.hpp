@@ -332,10 +332,13 @@ protected:
 
     /// The socket's state, made anew after a move left none.
     detail::socket_impl* live() {
-        if (!impl_)
-            impl_ = service_->create_impl(); // revived after a move
+        if (!impl_) [[unlikely]]
+            revive();
         return impl_.get();
     }
+    /// live()'s rare half, out of line so that live() itself inlines into
+    /// every data-path call: new state for an object moved from.
+    [[gnu::noinline]] void revive() { impl_ = service_->create_impl(); }
 
     /// live(), shared: what an operation keeps alive until it completes.
     std::shared_ptr<detail::socket_impl> impl_shared() {

@@ -99,8 +99,15 @@ public:
         return n;
     }
     /// As the overload above, but reports a failure in `ec` instead of throwing.
+    ///
+    /// This and the write_some below are always inlined, with transfer(): a
+    /// non_blocking(true) call is then the caller's own code up to the seam.
+    /// Out of line (GCC's choice, as they hold the blocking path too) their
+    /// frames cost about 13 instructions per call (doc/performance.md,
+    /// session 20).
     template <class MutableBufferSequence>
-    std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
+    [[gnu::always_inline]] std::size_t read_some(const MutableBufferSequence& buffers,
+                                                 boost::system::error_code& ec) {
         return transfer(detail::wait_kind::read, detail::buffer_iovecs(buffers), ec);
     }
     /// Writes at least one byte, blocking the calling thread. Throws boost::system::system_error on
@@ -114,7 +121,8 @@ public:
     }
     /// As the overload above, but reports a failure in `ec` instead of throwing.
     template <class ConstBufferSequence>
-    std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
+    [[gnu::always_inline]] std::size_t write_some(const ConstBufferSequence& buffers,
+                                                  boost::system::error_code& ec) {
         return transfer(detail::wait_kind::write, detail::buffer_iovecs(buffers), ec);
     }
 

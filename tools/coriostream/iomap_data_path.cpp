@@ -51,7 +51,8 @@ iomap_data_path::iomap_data_path(const transfer_context& context)
       recv_call_(call_name(context.transport, "recv")),
       attempts_(attempts_before_wait(context.polling)) {}
 
-std::optional<boost::asio::awaitable<void>>
+// Inline into run_test, with call_once, as stream_data_path::try_xfer is.
+[[gnu::always_inline]] inline std::optional<boost::asio::awaitable<void>>
 iomap_data_path::try_call(io_call what, std::span<std::uint8_t> data) {
     // riostream's send_xfer loops riowrite over the buffer, writing each
     // piece at its own offset of the peer's mapping at 0; so does try_all.
