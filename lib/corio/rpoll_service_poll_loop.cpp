@@ -271,13 +271,7 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
             revents |= POLLOUT;
         take_ready(*impl, revents, retry_due && impl->retry_accept_, ready);
     }
-    if (event_count > 0)
-        take_epoll_events(events.data(), event_count, with_wake_fds, ready);
-    // A poll that found only the wake (a new wait, every time a waiting
-    // thread-mode socket joins the set) has nothing to dispose of or run:
-    // it keeps the lock and goes on to the next poll.
-    if (deferred_closes.empty() && ready.empty())
-        return;
+    take_epoll_events(events.data(), event_count, with_wake_fds, ready);
     auto closes = std::move(deferred_closes);
     deferred_closes.clear();
 
