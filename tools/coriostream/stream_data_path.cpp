@@ -34,10 +34,10 @@ void stream_data_path::verify_received(std::span<const std::uint8_t> data) const
         throw run_error("data verification failed byte " + std::to_string(*failed_at));
 }
 
-// Always inlined into run_test, with call_once and the stream's read_some
-// and write_some: as calls of their own, their frames and the returned
-// optional cost 23 instructions per 64-byte transfer (host callgrind,
-// doc/performance.md, session 20).
+// Always inlined into run_test, with call_once: as calls of their own,
+// their frames and the returned optional cost 23 instructions per 64-byte
+// transfer (host callgrind, doc/performance.md, session 20; the stream's
+// read_some and write_some, inlined too, saved 13 more).
 [[gnu::always_inline]] inline std::optional<boost::asio::awaitable<boost::system::error_code>>
 stream_data_path::try_xfer(io_call what, std::span<std::uint8_t> data, bool timed) {
     if (what == io_call::write && context_.verify)
