@@ -27,6 +27,10 @@
 //       pending then are cancelled so that the test ends, and fail it. Then,
 //       if given, runs RECOVER and echoes 1 MiB on a new stream.
 //
+// A push that stalls or misses its EOF also prints this host's queue pairs
+// and the process's thread stacks (show_transport_state). Every mode but
+// hold ends only once corio's background closes have run (end_process).
+//
 // CORIO_TEST_POLL_MODE=thread|busy chooses the poll mode (default thread).
 // Exit: 0 pass, 1 fail (the reason on stderr), 2 usage.
 #include <atomic>
@@ -39,6 +43,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -54,6 +60,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <corio/acceptor.hpp>
+#include <corio/detail/background_closer.hpp>
 #include <corio/rpoll_service.hpp>
 #include <corio/socket_base.hpp>
 #include <corio/stall_timeout.hpp>
@@ -110,6 +117,34 @@ void fail(const char* what, const std::string& why) {
     ++failures;
 }
 
+// Ends the process with STATUS, with _Exit: the streams a fault broke (hold
+// mode's, an echo server's cut sessions) are still open or still closing,
+// and their teardown is not what this program tests.
+//
+// _Exit skips the atexit handler in which corio waits for the background
+// closes, so this waits for them first, when FINISH_CLOSES says so: the
+// close of a stream that ended in order is what tells its peer EOF (an
+// rclose sends rsockets' disconnect message, and the RC connection resends
+// it until the peer acknowledges it). A process that ended before its
+// rclose had run, or while the message was lost on the wire, left its peer
+// waiting for an EOF: the DREQ the kernel sends for the dying process's
+// connection goes once, and CI's lossy wire dropped it (hosts_lossy failed
+// so, after every byte had arrived).
+[[noreturn]] void end_process(int status, bool finish_closes) {
+    constexpr std::chrono::seconds close_grace{30};
+    if (finish_closes) {
+        const auto deadline = clock_type::now() + close_grace;
+        while (corio::detail::background_jobs_pending() > 0 && clock_type::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (const std::size_t left = corio::detail::background_jobs_pending(); left > 0)
+            std::fprintf(stderr, "wire_peer: %zu closes still running after %lld s; exiting\n", left,
+                         static_cast<long long>(close_grace.count()));
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(status);
+}
+
 // --- echo -------------------------------------------------------------------
 asio::awaitable<bool> echo_session(corio::stream s) {
     std::vector<unsigned char> buffer(chunk_size);
@@ -149,9 +184,7 @@ asio::awaitable<void> echo_listen(const options& o) {
                                return;
                            if (++*clean == want) {
                                std::printf("echoed %u streams to EOF\n", want);
-                               std::fflush(stdout);
-                               std::fflush(stderr);
-                               std::_Exit(0);
+                               end_process(0, true);
                            }
                        });
     }
@@ -221,10 +254,28 @@ asio::awaitable<void> echo_connect(const options& o) {
 // tell where it stopped.
 std::chrono::seconds push_stall{120};
 
+// Shows this host's queue pairs as rxe sees them, when a push has stopped:
+// a connection's state (RTS: still trying; ERR: given up) and its send and
+// receive sequence numbers say whether the transport stopped or corio did.
+// The peer may be gone by then; its queue pairs went with its process.
+// Then where each of this process's threads is (gdb, when there is one):
+// a background rshutdown or rclose still in librdmacm shows there.
+void show_transport_state() {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const std::string command =
+        "timeout 10 rdma resource show qp; timeout 10 rdma statistic show link; "
+        "if command -v gdb >/dev/null; then timeout 120 gdb -p " + std::to_string(::getpid()) +
+        " -batch -nx -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)'; fi";
+    if (std::system(command.c_str()) != 0)
+        std::fputs("wire_peer: showing the queue pairs and threads failed\n", stderr);
+}
+
 // Says how far a stalled push got, and whether the bytes were there to read.
 void report_stall(const char* what, corio::stream& s, std::uint64_t got, std::uint64_t want) {
     boost::system::error_code ec;
     const std::size_t unread = s.available(ec);
+    show_transport_state();
     fail(what, "no byte for " + std::to_string(push_stall.count()) + " s after " +
                    std::to_string(got) + " of " + std::to_string(want) + " bytes; " +
                    (ec ? "available() failed: " + ec.message()
@@ -292,8 +343,10 @@ asio::awaitable<void> push_connect(const options& o) {
     unsigned char b;
     auto [ec, n] = co_await s.async_read_some(asio::buffer(&b, 1), as_tuple_awaitable);
     (void)n;
-    if (ec != asio::error::eof)
+    if (ec != asio::error::eof) {
+        show_transport_state();
         fail("push", "expected the receiver's EOF, got: " + ec.message());
+    }
     std::printf("push: sent %llu bytes\n", static_cast<unsigned long long>(o.bytes));
 }
 
@@ -340,14 +393,28 @@ asio::awaitable<void> zc_connect(const options& o) {
     corio::zero_copy_sender tx(std::move(s));
     co_await tx.async_handshake(use_awaitable);
     std::vector<unsigned char> chunk(tx.slot_size());
-    for (std::uint64_t off = 0; off < o.bytes;) {
+    for (std::uint64_t off = 0; off <= o.bytes;) {
+        // The last message is the empty one that ends the push.
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), o.bytes - off));
         fill(chunk, n, off, 2);
-        co_await tx.async_send(asio::buffer(chunk.data(), n), use_awaitable);
+        auto [ec, sent] = co_await tx.async_send(asio::buffer(chunk.data(), n), as_tuple_awaitable);
+        (void)sent;
+        if (ec) {
+            show_transport_state();
+            fail("zc-push", "sending after " + std::to_string(off) + " of " + std::to_string(o.bytes) +
+                                " bytes: " + ec.message());
+            co_return;
+        }
+        if (n == 0)
+            break;
         off += n;
     }
-    co_await tx.async_send(asio::const_buffer(), use_awaitable);
-    co_await tx.async_shutdown(use_awaitable);
+    // Completes once the receiver has closed its end.
+    if (auto [ec] = co_await tx.async_shutdown(as_tuple_awaitable); ec) {
+        show_transport_state();
+        fail("zc-push", "expected the receiver's close, got: " + ec.message());
+        co_return;
+    }
     std::printf("zc-push: sent %llu bytes\n", static_cast<unsigned long long>(o.bytes));
 }
 
@@ -575,7 +642,7 @@ int main(int argc, char** argv) try {
         : o.mode == "push"    ? (listen ? push_listen : push_connect)
         : o.mode == "zc-push" ? (listen ? zc_listen : zc_connect)
                               : hold_connect;
-    asio::co_spawn(context, body(o), [](std::exception_ptr e) {
+    asio::co_spawn(context, body(o), [body](std::exception_ptr e) {
         if (e) {
             try {
                 std::rethrow_exception(e);
@@ -583,11 +650,9 @@ int main(int argc, char** argv) try {
                 fail("error", x.what());
             }
         }
-        // The hold mode leaves broken streams behind, whose teardown is not
-        // what this program tests: end here, with the verdict.
-        std::fflush(stdout);
-        std::fflush(stderr);
-        std::_Exit(failures == 0 ? 0 : 1);
+        // The hold mode's broken streams are closing now, and may never
+        // finish: it does not wait for them.
+        end_process(failures == 0 ? 0 : 1, body != hold_connect);
     });
     context.run();
     return failures == 0 ? 0 : 1;
