@@ -106,10 +106,32 @@ run_client() {
     return "$st"
 }
 
+# dump_wire_state: what this guest's wire and RDMA stack look like now, for
+# a failure nobody has explained yet (an EOF or a connect that never came,
+# doc/testing.md): the link and its counters, the neighbour entries the
+# connection manager resolves through (FAILED: the peer did not answer ARP),
+# rxe's port and its queue pairs with
+# their states, and the kernel's last words. Each command is bounded; one
+# that is missing or hangs costs its line, not the test.
+dump_wire_state() {
+    local c
+    echo "## host $CORIO_HOST: wire and RDMA state at $(date +%T)"
+    for c in "ip -s link show dev rxenet0" "ip neigh show dev rxenet0" \
+             "cat /sys/class/infiniband/rxe0/ports/1/state" "rdma resource show qp" \
+             "rdma statistic show link rxe0/1" "tc -s qdisc show dev rxenet0" "dmesg --notime"; do
+        echo "### $c"
+        # shellcheck disable=SC2086  # each command is its words
+        timeout 10 $c 2>&1 | tail -n 40
+    done
+}
+
 # hosts_finish: interop_finish, telling the other host first when this one
-# failed.
+# failed, and showing its state when either did.
 hosts_finish() {
     [ "$failed" = 0 ] || mark "failed.$CORIO_HOST"
+    if [ "$failed" != 0 ] || [ -e "$CORIO_HOSTS_CTL/mark.failed.$CORIO_PEER_HOST" ]; then
+        dump_wire_state
+    fi
     interop_finish
 }
 
