@@ -110,9 +110,9 @@ run_client() {
 # a failure nobody has explained yet (an EOF or a connect that never came,
 # doc/testing.md): the link and its counters, the neighbour entries the
 # connection manager resolves through (FAILED: the peer did not answer ARP),
-# rxe's port and its queue pairs with
-# their states, and the kernel's last words. Each command is bounded; one
-# that is missing or hangs costs its line, not the test.
+# rxe's port, its queue pairs with their states and its counters, and the
+# kernel's last words. Each command is bounded; one that is missing or hangs
+# costs its line, not the test.
 dump_wire_state() {
     local c
     echo "## host $CORIO_HOST: wire and RDMA state at $(date +%T)"
