@@ -271,6 +271,17 @@ void show_transport_state() {
         std::fputs("wire_peer: showing the queue pairs and threads failed\n", stderr);
 }
 
+// Shows a push receiver's queue pairs just before it closes: should the
+// sender then miss the EOF, its own queue pair's rq-psn against this one's
+// sq-psn says whether one of this side's last packets was lost for good
+// (doc/testing.md, "What ends a pending operation when the peer is gone").
+void show_queue_pairs_before_close() {
+    std::printf("receiver's queue pairs before its close:\n");
+    std::fflush(stdout);
+    if (std::system("timeout 10 rdma resource show qp") != 0)
+        std::fputs("wire_peer: rdma resource show qp failed\n", stderr);
+}
+
 // Says how far a stalled push got, and whether the bytes were there to read.
 void report_stall(const char* what, corio::stream& s, std::uint64_t got, std::uint64_t want) {
     boost::system::error_code ec;
@@ -318,6 +329,7 @@ asio::awaitable<void> push_listen(const options& o) {
         off += n;
     }
     report_received("push", off, o.bytes, wrong, start);
+    show_queue_pairs_before_close();
 }
 
 asio::awaitable<void> push_connect(const options& o) {
@@ -380,6 +392,7 @@ asio::awaitable<void> zc_listen(const options& o) {
             off += m.size();
         }
         report_received("zc-push", off, o.bytes, wrong, start);
+        show_queue_pairs_before_close();
     }
 }
 
