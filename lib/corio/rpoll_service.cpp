@@ -119,6 +119,8 @@ void rpoll_service::set_mode(poll_mode mode, const boost::asio::any_io_executor&
     std::unique_lock lock(mutex_);
     mode_ = mode;
     busy_executor_ = busy_executor;
+    const auto* io_executor = busy_executor_.target<boost::asio::io_context::executor_type>();
+    busy_scheduler_ = io_executor ? own_scheduler(io_executor->context()) : nullptr;
     spin_.set_enabled(mode == poll_mode::thread);
     // The waits already queued move to the new mode's poller.
     on_wait_changed(lock);

@@ -241,8 +241,8 @@ private:
     /// accept retry) makes ready to running, into `ready`.
     void take_ready(detail::socket_impl& impl, short revents, bool retry,
                     std::vector<detail::rpoll_operation*>& ready);
-    /// Whether any operation waits for readiness.
-    bool any_waiting() const noexcept;
+    /// Whether any operation waits for readiness. Lock held.
+    bool any_waiting() const noexcept { return !watched_.empty() || epoll_waiting_ > 0; }
     /// take_ready for each of `count` epoll events.
     void take_epoll_events(const epoll_event* events, int count, bool drain_wake,
                            std::vector<detail::rpoll_operation*>& ready);
@@ -325,7 +325,26 @@ private:
     std::atomic<std::uint64_t> next_operation_id_{1};
     poll_mode mode_ = poll_mode::thread;
     boost::asio::any_io_executor busy_executor_;
+    /// own_scheduler of busy_executor_'s io_context, when busy_executor_ is
+    /// this service's io_context's executor (set_mode): the busy task is then
+    /// queued there as busy_task_.
+    boost::asio::detail::io_context_impl* busy_scheduler_ = nullptr;
     bool busy_posted_ = false;
+    /// The busy task as the scheduler's own operation, queued again after
+    /// every turn when busy_executor_ is this service's io_context (the
+    /// common case): nothing to allocate or type-erase per turn, as Asio's
+    /// reactor task is queued. Queued at most once (busy_posted_).
+    struct busy_task final : boost::asio::detail::scheduler_operation {
+        explicit busy_task(rpoll_service& service) noexcept
+            : scheduler_operation(&run), service_(service) {}
+        /// The scheduler's call: a turn, or nothing when the io_context
+        /// destroys its queue at shutdown (`owner` null); the task is this
+        /// service's member, not the scheduler's to free.
+        static void run(void* owner, scheduler_operation* base, const boost::system::error_code&,
+                        std::size_t);
+        rpoll_service& service_;
+    };
+    busy_task busy_task_{*this};
 
     // Poller thread state.
     std::thread poller_;

@@ -65,14 +65,26 @@ void rpoll_service::post_busy_poll(std::unique_lock<detail::futex_mutex>&) {
     if (busy_posted_ || stopping_)
         return;
     busy_posted_ = true;
-    // Re-posted after every busy poll: the io_context's executor itself, when
-    // that is what busy_executor_ holds, skips the polymorphic wrapper.
+    // Re-posted after every busy poll. This service's own io_context takes
+    // busy_task_ itself, as a continuation: posted from a thread running that
+    // io_context (every re-post), it goes to the thread's private queue,
+    // without the scheduler's mutex. Another io_context's executor is posted
+    // to without the polymorphic wrapper.
+    if (busy_scheduler_) {
+        busy_scheduler_->post_immediate_completion(&busy_task_, true);
+        return;
+    }
     auto task = [this] { busy_poll(); };
-    if (const auto* io_executor =
-            busy_executor_.target<boost::asio::io_context::executor_type>())
+    if (const auto* io_executor = busy_executor_.target<boost::asio::io_context::executor_type>())
         boost::asio::post(*io_executor, std::move(task));
     else
         boost::asio::post(busy_executor_, std::move(task));
+}
+
+void rpoll_service::busy_task::run(void* owner, scheduler_operation* base,
+                                   const boost::system::error_code&, std::size_t) {
+    if (owner)
+        static_cast<busy_task*>(base)->service_.busy_poll();
 }
 
 void rpoll_service::poller_loop() {
@@ -255,6 +267,10 @@ void rpoll_service::poll_once(std::unique_lock<detail::futex_mutex>& lock, socke
             retry_due = true;
         }
     }
+    // A busy turn over kernel sockets alone that found nothing (the common
+    // turn beside idle streams) has nothing to take, close or run.
+    if (socket_count == 0 && event_count == 0 && deferred_closes.empty())
+        return;
 
     for (std::size_t i = 0; i < socket_count; ++i) {
         const auto found = impls_.find(polled[i]);

@@ -56,10 +56,6 @@ void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
     }
 }
 
-bool rpoll_service::any_waiting() const noexcept {
-    return !watched_.empty() || epoll_waiting_ > 0;
-}
-
 void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
     queue.sync();
     if (impl.watch_ == socket_impl::watch_via::reactor && !impl.closed_ && !stopping_ &&
