@@ -231,9 +231,22 @@ private:
     /// Brings `impl`'s place in the poll sets (watched_ for rpoll, or armed
     /// in epoll_fd_) in line with what its queues now want.
     void update_watch(detail::socket_impl& impl);
-    /// Arms `impl`'s kernel socket in epoll_fd_ for `wanted` (POLLIN,
-    /// POLLOUT), once. False when epoll refuses the descriptor.
+    /// Registers `impl`'s kernel socket in epoll_fd_, edge-triggered, for
+    /// POLLIN and POLLPRI, and POLLOUT too once `wanted` has it. False when
+    /// epoll refuses the descriptor.
     bool arm_epoll(detail::socket_impl& impl, short wanted);
+    /// Takes `impl`'s descriptor out of epoll_fd_ (a switch to the reactor).
+    void disarm_epoll(detail::socket_impl& impl) noexcept;
+    /// take_ready for an epoll event: also marks the kinds it found no
+    /// operation waiting for (socket_impl::epoll_unclaimed_).
+    void take_epoll_ready(detail::socket_impl& impl, short revents,
+                          std::vector<detail::rpoll_operation*>& ready);
+    /// For an operation of `kind` that just started waiting on an
+    /// epoll-watched socket: when an event of its kind went unclaimed since
+    /// the last wait of the kind ended, takes the first waiting operation, to
+    /// be run now instead of waiting for an edge that has come and gone.
+    /// Lock held; null otherwise.
+    detail::rpoll_operation* take_unclaimed(detail::socket_impl& impl, detail::wait_kind kind);
     /// Moves the first waiting operation of `kind` to running and returns
     /// it, or null when none may be polled for. Lock held.
     detail::rpoll_operation* take_first(detail::socket_impl& impl, detail::wait_kind kind);

@@ -41,18 +41,39 @@ void rpoll_service::start_wait(rpoll_operation* op) {
     auto& queue = impl.queue(op->kind_);
     queue.ops.push_back(op);
     queue_changed(impl, queue);
+    rpoll_operation* now = take_unclaimed(impl, op->kind_);
     on_wait_changed(lock);
+    lock.unlock();
+    // Posted, not run: this may be the operation's own initiation.
+    if (now)
+        now->post_run();
 }
 
 void rpoll_service::finish_running(rpoll_operation* op) {
     std::unique_lock lock(mutex_);
-    auto& queue = op->impl_->queue(op->kind_);
+    socket_impl& impl = *op->impl_;
+    auto& queue = impl.queue(op->kind_);
     if (queue.running == op)
         queue.running = nullptr;
-    queue_changed(*op->impl_, queue);
-    // The next operation of this kind may now be polled for.
-    if (queue.wants_poll())
-        on_wait_changed(lock);
+    queue_changed(impl, queue);
+    if (!queue.wants_poll())
+        return;
+    // The next operation of this kind may now be polled for. Where the
+    // socket waits edge-triggered (the service's epoll set, the io_context's
+    // reactor) it makes its call first instead: it has made none since the
+    // edge that ran this one, which may have left something for it (a read
+    // that took part of the data, a second connection in the backlog) with
+    // no edge to come.
+    rpoll_operation* next = nullptr;
+    if (impl.watch_ == socket_impl::watch_via::epoll ||
+        impl.watch_ == socket_impl::watch_via::reactor) {
+        next = take_first(impl, op->kind_);
+        next->reported_ready_ = false;
+    }
+    on_wait_changed(lock);
+    lock.unlock();
+    if (next)
+        next->post_run();
 }
 
 void rpoll_service::forget_operation(rpoll_operation* op) noexcept {
@@ -99,7 +120,12 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                 queue.running = nullptr;
                 queue.ops.push_front(op);
                 queue_changed(impl, queue);
+                // An edge that came during the call is the call's to retry.
+                rpoll_operation* now = take_unclaimed(impl, op->kind_);
                 on_wait_changed(lock);
+                lock.unlock();
+                if (now)
+                    now->post_run();
                 return;
             }
             op->ec_ = detail::stall_watch::cancelled_error(impl.stall_.load());

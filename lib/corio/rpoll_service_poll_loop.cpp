@@ -333,11 +333,7 @@ void rpoll_service::take_epoll_events(const epoll_event* events, int count, bool
         socket_impl* impl = found->second;
         if (impl->closed_ || impl->watch_ != socket_impl::watch_via::epoll)
             continue;
-        // EPOLLONESHOT: the kernel disarmed the descriptor when it reported
-        // it; take_ready re-arms it for whatever still waits.
-        impl->epoll_armed_ = 0;
-        take_ready(*impl, static_cast<short>(events[i].events), false, ready);
-        update_watch(*impl);
+        take_epoll_ready(*impl, static_cast<short>(events[i].events), ready);
     }
 }
 

@@ -56,6 +56,44 @@ void rpoll_service::take_ready(socket_impl& impl, short revents, bool retry,
     }
 }
 
+void rpoll_service::take_epoll_ready(socket_impl& impl, short revents,
+                                     std::vector<rpoll_operation*>& ready) {
+    for (auto kind : {wait_kind::read, wait_kind::write, wait_kind::error}) {
+        if (!(revents & events_of(kind)))
+            continue;
+        const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
+        if (rpoll_operation* op = take_first(impl, kind)) {
+            // A wait of the kind ends here: its operation's call comes after
+            // this event, so whatever came before is that call's to see.
+            impl.epoll_unclaimed_ &= static_cast<std::uint8_t>(~bit);
+            op->reported_ready_ = true;
+            ready.push_back(op);
+        } else {
+            // Nothing waits (or the kind's operation is running its call
+            // now): the edge is gone, and the next wait must not wait for it.
+            impl.epoll_unclaimed_ |= bit;
+        }
+    }
+}
+
+rpoll_operation* rpoll_service::take_unclaimed(socket_impl& impl, wait_kind kind) {
+    // Edge-triggered: an operation whose call said would_block may start
+    // waiting after the edge of what arrived since that call was reported
+    // with nothing waiting. The mark says so; the operation then makes its
+    // call again (and, if that finds nothing, waits with the mark clear), as
+    // an Asio socket does with its descriptor's "try speculatively" flag. A
+    // mark left by an edge that an earlier call already used costs one call.
+    const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
+    if (impl.watch_ != socket_impl::watch_via::epoll || !(impl.epoll_unclaimed_ & bit))
+        return nullptr;
+    rpoll_operation* op = take_first(impl, kind);
+    if (op) {
+        impl.epoll_unclaimed_ &= static_cast<std::uint8_t>(~bit);
+        op->reported_ready_ = false;
+    }
+    return op;
+}
+
 void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
     queue.sync();
     if (impl.watch_ == socket_impl::watch_via::reactor && !impl.closed_ && !stopping_ &&
@@ -93,7 +131,7 @@ void rpoll_service::update_watch(socket_impl& impl) {
         if (impl.watch_ == socket_impl::watch_via::reactor ? !reactor_busy
                                                            : !impl.epoll_counted_) {
             if (impl.watch_ == socket_impl::watch_via::epoll)
-                impl.epoll_armed_ = 0; // a one-shot left armed fires unclaimed
+                disarm_epoll(impl); // or its edges would wake the poller for nothing
             else
                 release_reactor(impl);
             impl.watch_ = kernel_watch(impl);
@@ -110,10 +148,13 @@ void rpoll_service::update_watch(socket_impl& impl) {
             impl.epoll_counted_ = wanted != 0;
             epoll_waiting_ += wanted != 0 ? 1 : -1;
         }
-        // Armed lazily: a wait that ended (completed, cancelled) leaves the
-        // descriptor armed, which costs at most one event that finds nothing
-        // to do, instead of a system call now.
-        if (wanted != 0 && wanted != impl.epoll_armed_ && !arm_epoll(impl, wanted)) {
+        // Registered once, edge-triggered: a wait costs no system call, and
+        // a wait that ended (completed, cancelled) leaves nothing to undo.
+        // POLLOUT is added at the first write wait only: a writable socket
+        // would otherwise report every acknowledgement of its data.
+        const bool needs_arm = !impl.epoll_registered_ ||
+                               ((wanted & POLLOUT) && !(impl.epoll_events_ & POLLOUT));
+        if (wanted != 0 && needs_arm && !arm_epoll(impl, wanted)) {
             // epoll refused the descriptor: rpoll takes any fd.
             impl.epoll_counted_ = false;
             --epoll_waiting_;
@@ -123,7 +164,8 @@ void rpoll_service::update_watch(socket_impl& impl) {
             // Closing the descriptor takes it out of epoll.
             impl.watch_ = socket_impl::watch_via::none;
             impl.epoll_registered_ = false;
-            impl.epoll_armed_ = 0;
+            impl.epoll_events_ = 0;
+            impl.epoll_unclaimed_ = 0;
         }
         if (impl.watch_ == socket_impl::watch_via::epoll ||
             impl.watch_ == socket_impl::watch_via::none)
@@ -148,9 +190,9 @@ void rpoll_service::update_watch(socket_impl& impl) {
 }
 
 bool rpoll_service::arm_epoll(socket_impl& impl, short wanted) {
+    const short events = POLLIN | POLLPRI | ((wanted | impl.epoll_events_) & POLLOUT);
     epoll_event event{};
-    event.events = EPOLLONESHOT | (wanted & POLLIN ? EPOLLIN : 0u) |
-                   (wanted & POLLOUT ? EPOLLOUT : 0u) | (wanted & POLLPRI ? EPOLLPRI : 0u);
+    event.events = EPOLLET | EPOLLIN | EPOLLPRI | (events & POLLOUT ? EPOLLOUT : 0u);
     event.data.u64 = impl.id_;
     const int fd = impl.socket_.get();
     int op = impl.epoll_registered_ ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
@@ -163,9 +205,19 @@ bool rpoll_service::arm_epoll(socket_impl& impl, short wanted) {
         if (::epoll_ctl(epoll_fd_, op, fd, &event) != 0)
             return false;
     }
+    // ADD and MOD both report what is ready already, so an edge from
+    // before the registration (or before POLLOUT joined it) is not lost.
     impl.epoll_registered_ = true;
-    impl.epoll_armed_ = wanted;
+    impl.epoll_events_ = events;
     return true;
+}
+
+void rpoll_service::disarm_epoll(socket_impl& impl) noexcept {
+    if (impl.epoll_registered_)
+        (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, impl.socket_.get(), nullptr);
+    impl.epoll_registered_ = false;
+    impl.epoll_events_ = 0;
+    impl.epoll_unclaimed_ = 0;
 }
 
 } // namespace corio

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string_view>
@@ -378,6 +379,136 @@ BOOST_AUTO_TEST_CASE(thread_mode_on_an_execution_context_that_is_not_an_io_conte
         asio::use_future);
     BOOST_TEST_REQUIRE((done.wait_for(10s) == std::future_status::ready));
     BOOST_TEST(done.get() == "firstagain");
+    pool.join();
+}
+
+// Two reads queued on one socket, and one write that brings bytes for both.
+// In busy mode the socket waits in the service's epoll set, edge-triggered:
+// the one edge runs the first read, which takes one byte; the second read
+// must make its call then, not wait for an edge that will not come.
+BOOST_AUTO_TEST_CASE(two_queued_reads_both_complete_from_one_write) {
+    for (const auto mode : {corio::poll_mode::thread, corio::poll_mode::busy}) {
+        asio::io_context context;
+        corio::set_poll_mode(context, mode);
+        auto pair = make_pair_on(context);
+        auto& [client, server] = pair;
+        std::array<char, 1> first{}, second{};
+        read_result a, b;
+        server.async_read_some(asio::buffer(first), [&a](error_code ec, std::size_t n) {
+            a.ec = ec;
+            a.bytes = n;
+            a.done = true;
+        });
+        server.async_read_some(asio::buffer(second), [&b](error_code ec, std::size_t n) {
+            b.ec = ec;
+            b.bytes = n;
+            b.done = true;
+        });
+        run_briefly(context);
+        BOOST_TEST_REQUIRE(!a.done);
+        asio::write(client, asio::buffer(std::string_view("xy")));
+        run_until_done(context, a);
+        run_until_done(context, b);
+        BOOST_TEST_REQUIRE(a.done);
+        BOOST_TEST_REQUIRE(b.done, "the second read was left waiting, mode " << int(mode));
+        BOOST_TEST(!a.ec, a.ec.message());
+        BOOST_TEST(!b.ec, b.ec.message());
+        BOOST_TEST((a.bytes == 1u && b.bytes == 1u));
+        BOOST_TEST(std::string_view(first.data(), 1) == "x");
+        BOOST_TEST(std::string_view(second.data(), 1) == "y");
+    }
+}
+
+namespace {
+
+/// server.read_some says would_block; bytes then arrive and the service's
+/// poller (`spin` keeps it turning) reports their edge while nothing waits;
+/// an async_wait(wait_read) started after that must end. It makes no look
+/// of its own after a would_block (socket_impl::would_block_note), and no
+/// second edge comes: only the mark the unclaimed edge left ends it.
+template <class Context>
+void a_wait_after_an_unclaimed_edge_ends(Context& context, corio::stream& client,
+                                         corio::stream& server, std::function<void()> spin) {
+    std::array<char, 8> got{};
+    // A first read that waits registers the server's descriptor with the
+    // poller, where it stays.
+    std::promise<std::size_t> first;
+    asio::post(context, [&] {
+        server.async_read_some(asio::buffer(got),
+                               [&first](error_code, std::size_t n) { first.set_value(n); });
+    });
+    spin();
+    asio::write(client, asio::buffer(std::string_view("first")));
+    auto first_read = first.get_future();
+    for (int i = 0; i < 250 && first_read.wait_for(0s) != std::future_status::ready; ++i)
+        spin();
+    BOOST_TEST_REQUIRE((first_read.wait_for(0s) == std::future_status::ready));
+    BOOST_TEST(first_read.get() == 5u);
+
+    server.non_blocking(true);
+    error_code ec;
+    BOOST_TEST(server.read_some(asio::buffer(got), ec) == 0u);
+    BOOST_TEST_REQUIRE((ec == asio::error::would_block), ec.message());
+    asio::write(client, asio::buffer(std::string_view("edge")));
+    spin();
+    std::promise<error_code> waited;
+    asio::post(context, [&] {
+        server.async_wait(corio::stream::wait_read, [&waited](error_code e) { waited.set_value(e); });
+    });
+    auto f = waited.get_future();
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (f.wait_for(0s) != std::future_status::ready && std::chrono::steady_clock::now() < deadline)
+        spin();
+    BOOST_TEST_REQUIRE((f.wait_for(0s) == std::future_status::ready), "the wait missed the bytes");
+    BOOST_TEST(!f.get());
+    BOOST_TEST(server.read_some(asio::buffer(got), ec) == 4u);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_wait_after_an_edge_no_operation_claimed_ends_in_busy_mode) {
+    asio::io_context context;
+    corio::set_poll_mode(context, corio::poll_mode::busy);
+    auto pair = make_pair_on(context);
+    auto& [client, server] = pair;
+    // A read on the other end that never completes keeps the busy task
+    // polling the epoll set.
+    read_result idle;
+    start_read(client, idle);
+    a_wait_after_an_unclaimed_edge_ends(context, client, server, [&] { run_briefly(context); });
+    BOOST_TEST(!idle.done);
+}
+
+BOOST_AUTO_TEST_CASE(a_wait_after_an_edge_no_operation_claimed_ends_off_an_io_context) {
+    // The poller thread waits in the service's epoll set, and wakes for the
+    // edge whether anything waits or not.
+    asio::thread_pool pool(1);
+    corio::set_poll_mode(pool, corio::poll_mode::thread);
+    std::optional<stream_pair> pair;
+    auto made = asio::co_spawn(
+        pool,
+        [&pair]() -> asio::awaitable<void> { pair.emplace(co_await corio::test::make_stream_pair()); },
+        asio::use_future);
+    BOOST_TEST_REQUIRE((made.wait_for(10s) == std::future_status::ready));
+    made.get();
+    auto& [client, server] = *pair;
+    // Starts the poller thread: a read that waits, on the other end.
+    std::promise<void> idle_started;
+    std::array<char, 1> idle_buffer{};
+    asio::post(pool, [&] {
+        client.async_read_some(asio::buffer(idle_buffer), [](error_code, std::size_t) {});
+        idle_started.set_value();
+    });
+    idle_started.get_future().wait();
+    a_wait_after_an_unclaimed_edge_ends(pool, client, server,
+                                        [] { std::this_thread::sleep_for(20ms); });
+    std::promise<void> closed;
+    asio::post(pool, [&] {
+        client.close();
+        server.close();
+        closed.set_value();
+    });
+    closed.get_future().wait();
     pool.join();
 }
 

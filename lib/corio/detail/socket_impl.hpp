@@ -101,11 +101,13 @@ public:
     /// (try_call), if it said would_block, for the async_wait that usually
     /// comes next: that wait then starts waiting without a look of its own
     /// (wait_operation::perform), as Asio's async_wait does. Sound because
-    /// whatever arrives after such a call raises a report: rpoll's and a
-    /// re-armed epoll's readiness is level-triggered, and the io_context's
-    /// reactor (edge-triggered) sees every edge after the last reactor wait
-    /// of the kind ended; the note counts only if no reactor wait of the kind
-    /// has ended since the call began (reactor_wait_ends_ unchanged).
+    /// whatever arrives after such a call raises a report: rpoll's readiness
+    /// is level-triggered; the service's epoll set (edge-triggered) reports
+    /// every edge, and one that came while nothing waited ends the next wait
+    /// at once (epoll_unclaimed_); the io_context's reactor (edge-triggered)
+    /// sees every edge after the last reactor wait of the kind ended, and the
+    /// note counts only if no reactor wait of the kind has ended since the
+    /// call began (reactor_wait_ends_ unchanged).
     struct would_block_note {
         bool valid = false;
         std::uint32_t reactor_wait_ends = 0;
@@ -189,12 +191,17 @@ public:
     /// Position in the service's watched_ set, or not_watched.
     static constexpr std::size_t not_watched = static_cast<std::size_t>(-1);
     std::size_t watch_index_ = not_watched;
-    /// epoll: the descriptor is registered; the events it is armed for
-    /// (POLLIN, POLLOUT; 0 once a one-shot event fired); counted in the
-    /// service's epoll_waiting_.
+    /// epoll: the descriptor is registered, edge-triggered, as Asio
+    /// registers its own sockets (once, for POLLIN and POLLPRI, POLLOUT
+    /// added at the first write wait: epoll_events_), so a wait needs no
+    /// epoll_ctl; counted in the service's epoll_waiting_ while a wait wants
+    /// it. epoll_unclaimed_: one bit per wait_kind, set when an event of the
+    /// kind came while no operation of the kind waited, cleared when a wait
+    /// of the kind ends (rpoll_service::take_unclaimed says why).
     bool epoll_registered_ = false;
-    short epoll_armed_ = 0;
+    short epoll_events_ = 0;
     bool epoll_counted_ = false;
+    std::uint8_t epoll_unclaimed_ = 0;
     /// reactor: the descriptor as the io_context's reactor knows it
     /// (registered at the first wait there, deregistered before the
     /// descriptor is closed); for each wait_kind its reusable wait, and
