@@ -241,12 +241,6 @@ private:
     /// operation waiting for (socket_impl::epoll_unclaimed_).
     void take_epoll_ready(detail::socket_impl& impl, short revents,
                           std::vector<detail::rpoll_operation*>& ready);
-    /// For an operation of `kind` that just started waiting on an
-    /// epoll-watched socket: when an event of its kind went unclaimed since
-    /// the last wait of the kind ended, takes the first waiting operation, to
-    /// be run now instead of waiting for an edge that has come and gone.
-    /// Lock held; null otherwise.
-    detail::rpoll_operation* take_unclaimed(detail::socket_impl& impl, detail::wait_kind kind);
     /// Moves the first waiting operation of `kind` to running and returns
     /// it, or null when none may be polled for. Lock held.
     detail::rpoll_operation* take_first(detail::socket_impl& impl, detail::wait_kind kind);

@@ -41,12 +41,7 @@ void rpoll_service::start_wait(rpoll_operation* op) {
     auto& queue = impl.queue(op->kind_);
     queue.ops.push_back(op);
     queue_changed(impl, queue);
-    rpoll_operation* now = take_unclaimed(impl, op->kind_);
     on_wait_changed(lock);
-    lock.unlock();
-    // Posted, not run: this may be the operation's own initiation.
-    if (now)
-        now->post_run();
 }
 
 void rpoll_service::finish_running(rpoll_operation* op) {
@@ -55,18 +50,20 @@ void rpoll_service::finish_running(rpoll_operation* op) {
     auto& queue = impl.queue(op->kind_);
     if (queue.running == op)
         queue.running = nullptr;
+    // The next operation of this kind may now be polled for. Where the
+    // socket waits edge-triggered it has made no call since the edge that
+    // ran this one, which may have left something for it (a read that took
+    // part of the data, a second connection in the backlog) with no edge to
+    // come: in the service's epoll set it waits as if that edge were
+    // unclaimed (update_watch re-arms, which reports what is ready now); on
+    // the io_context's reactor it makes its call first.
+    if (impl.watch_ == socket_impl::watch_via::epoll && !queue.ops.empty())
+        impl.epoll_unclaimed_ |= detail::wait_kind_bit(op->kind_);
     queue_changed(impl, queue);
     if (!queue.wants_poll())
         return;
-    // The next operation of this kind may now be polled for. Where the
-    // socket waits edge-triggered (the service's epoll set, the io_context's
-    // reactor) it makes its call first instead: it has made none since the
-    // edge that ran this one, which may have left something for it (a read
-    // that took part of the data, a second connection in the backlog) with
-    // no edge to come.
     rpoll_operation* next = nullptr;
-    if (impl.watch_ == socket_impl::watch_via::epoll ||
-        impl.watch_ == socket_impl::watch_via::reactor) {
+    if (impl.watch_ == socket_impl::watch_via::reactor) {
         next = take_first(impl, op->kind_);
         next->reported_ready_ = false;
     }
@@ -120,12 +117,7 @@ void rpoll_service::run_operation(rpoll_operation* op) {
                 queue.running = nullptr;
                 queue.ops.push_front(op);
                 queue_changed(impl, queue);
-                // An edge that came during the call is the call's to retry.
-                rpoll_operation* now = take_unclaimed(impl, op->kind_);
                 on_wait_changed(lock);
-                lock.unlock();
-                if (now)
-                    now->post_run();
                 return;
             }
             op->ec_ = detail::stall_watch::cancelled_error(impl.stall_.load());

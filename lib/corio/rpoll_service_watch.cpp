@@ -61,7 +61,7 @@ void rpoll_service::take_epoll_ready(socket_impl& impl, short revents,
     for (auto kind : {wait_kind::read, wait_kind::write, wait_kind::error}) {
         if (!(revents & events_of(kind)))
             continue;
-        const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
+        const std::uint8_t bit = detail::wait_kind_bit(kind);
         if (rpoll_operation* op = take_first(impl, kind)) {
             // A wait of the kind ends here: its operation's call comes after
             // this event, so whatever came before is that call's to see.
@@ -74,24 +74,6 @@ void rpoll_service::take_epoll_ready(socket_impl& impl, short revents,
             impl.epoll_unclaimed_ |= bit;
         }
     }
-}
-
-rpoll_operation* rpoll_service::take_unclaimed(socket_impl& impl, wait_kind kind) {
-    // Edge-triggered: an operation whose call said would_block may start
-    // waiting after the edge of what arrived since that call was reported
-    // with nothing waiting. The mark says so; the operation then makes its
-    // call again (and, if that finds nothing, waits with the mark clear), as
-    // an Asio socket does with its descriptor's "try speculatively" flag. A
-    // mark left by an edge that an earlier call already used costs one call.
-    const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
-    if (impl.watch_ != socket_impl::watch_via::epoll || !(impl.epoll_unclaimed_ & bit))
-        return nullptr;
-    rpoll_operation* op = take_first(impl, kind);
-    if (op) {
-        impl.epoll_unclaimed_ &= static_cast<std::uint8_t>(~bit);
-        op->reported_ready_ = false;
-    }
-    return op;
 }
 
 void rpoll_service::queue_changed(socket_impl& impl, detail::wait_queue& queue) {
@@ -152,8 +134,22 @@ void rpoll_service::update_watch(socket_impl& impl) {
         // a wait that ended (completed, cancelled) leaves nothing to undo.
         // POLLOUT is added at the first write wait only: a writable socket
         // would otherwise report every acknowledgement of its data.
-        const bool needs_arm = !impl.epoll_registered_ ||
-                               ((wanted & POLLOUT) && !(impl.epoll_events_ & POLLOUT));
+        bool needs_arm = !impl.epoll_registered_ ||
+                         ((wanted & POLLOUT) && !(impl.epoll_events_ & POLLOUT));
+        // A kind that waits while its mark says an edge went unclaimed (an
+        // operation whose call said would_block may start waiting after the
+        // edge of what arrived since that call was reported with nothing
+        // waiting): the registration is made again, and epoll_ctl reports
+        // what is ready now, so the wait ends at once if the edge left
+        // something, and waits for the next one if not. This is the level
+        // check a one-shot registration made on every wait, made only after
+        // an unclaimed edge, which a ping-pong never has.
+        const std::uint8_t marked =
+            impl.epoll_unclaimed_ & detail::wait_kind_bits_of(wanted);
+        if (marked != 0 && wanted != 0) {
+            impl.epoll_unclaimed_ &= static_cast<std::uint8_t>(~marked);
+            needs_arm = true;
+        }
         if (wanted != 0 && needs_arm && !arm_epoll(impl, wanted)) {
             // epoll refused the descriptor: rpoll takes any fd.
             impl.epoll_counted_ = false;

@@ -491,7 +491,10 @@ BOOST_AUTO_TEST_CASE(a_wait_after_an_edge_no_operation_claimed_ends_off_an_io_co
         asio::use_future);
     BOOST_TEST_REQUIRE((made.wait_for(10s) == std::future_status::ready));
     made.get();
-    auto& [client, server] = *pair;
+    // Named references, not a structured binding: clang 14 refuses to
+    // capture a binding in the lambdas below.
+    auto& client = pair->first;
+    auto& server = pair->second;
     // Starts the poller thread: a read that waits, on the other end.
     std::promise<void> idle_started;
     std::array<char, 1> idle_buffer{};
