@@ -49,8 +49,9 @@ namespace corio {
 /// (detail::reactor_wait_op, without Asio's per-wait epoll_ctl): an idle I/O thread
 /// sleeps in the io_context and wakes straight into the ready socket, with
 /// no other thread or second level of polling in between. Otherwise kernel
-/// sockets wait in this service's epoll set, armed one-shot per wait, which
-/// rpoll takes as one more descriptor.
+/// sockets wait in this service's epoll set, registered once and
+/// edge-triggered (a wait costs no epoll_ctl), which rpoll takes as one more
+/// descriptor.
 ///
 /// In poll_mode::thread, one poller thread (started on the first wait that
 /// needs it) blocks in rpoll with timeout -1 over the waiting rsockets, the
@@ -307,8 +308,8 @@ private:
     /// Set when watched_ or what one of its sockets waits for changed: a
     /// poller thread asleep in rpoll must wake and rebuild its set.
     bool rpoll_set_dirty_ = false;
-    /// Kernel sockets wait here instead (armed one-shot per wait, keyed by
-    /// socket_impl::id_), with the wake eventfd (wake_id): rpoll would make
+    /// Kernel sockets wait here instead (registered once, edge-triggered,
+    /// keyed by socket_impl::id_), with the wake eventfd (wake_id): rpoll would make
     /// one poll system call per kernel descriptor on each call.
     int epoll_fd_ = -1;
     static constexpr std::uint64_t wake_id = 0; // socket ids start at 1

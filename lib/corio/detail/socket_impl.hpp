@@ -115,8 +115,9 @@ public:
     /// (wait_operation::perform), as Asio's async_wait does. Sound because
     /// whatever arrives after such a call raises a report: rpoll's readiness
     /// is level-triggered; the service's epoll set (edge-triggered) reports
-    /// every edge, and one that came while nothing waited ends the next wait
-    /// at once (epoll_unclaimed_); the io_context's reactor (edge-triggered)
+    /// every edge, and after one that came while nothing waited the next
+    /// wait re-arms, which reports what is ready then (epoll_unclaimed_);
+    /// the io_context's reactor (edge-triggered)
     /// sees every edge after the last reactor wait of the kind ended, and the
     /// note counts only if no reactor wait of the kind has ended since the
     /// call began (reactor_wait_ends_ unchanged).
@@ -208,8 +209,9 @@ public:
     /// added at the first write wait: epoll_events_), so a wait needs no
     /// epoll_ctl; counted in the service's epoll_waiting_ while a wait wants
     /// it. epoll_unclaimed_: one bit per wait_kind, set when an event of the
-    /// kind came while no operation of the kind waited, cleared when a wait
-    /// of the kind ends (rpoll_service::take_unclaimed says why).
+    /// kind came while no operation of the kind waited (or an operation of
+    /// the kind finished with more queued behind it), cleared when a wait of
+    /// the kind ends or re-arms (rpoll_service::update_watch says why).
     bool epoll_registered_ = false;
     short epoll_events_ = 0;
     bool epoll_counted_ = false;
