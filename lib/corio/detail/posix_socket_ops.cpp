@@ -61,12 +61,20 @@ std::size_t send(int s, const void* buf, std::size_t len, int flags, error_code&
     return count_of(::send(s, buf, len, flags | MSG_NOSIGNAL), ec);
 }
 
+// One buffer, the common case, goes to recv and send, as Asio's one-buffer
+// operations do: the kernel's readv and sendmsg first copy in and check an
+// iovec array (and readv goes through the file layer's hooks), which cost
+// more per call than the data of a small message.
 std::size_t readv(int s, const iovec* iov, int iovcnt, error_code& ec) {
+    if (iovcnt == 1)
+        return recv(s, iov[0].iov_base, iov[0].iov_len, 0, ec);
     return received_count(::readv(s, iov, iovcnt), wants_bytes(iov, iovcnt), ec);
 }
 
 // writev cannot take MSG_NOSIGNAL, so gather writes go through sendmsg.
 std::size_t writev(int s, const iovec* iov, int iovcnt, error_code& ec) {
+    if (iovcnt == 1)
+        return send(s, iov[0].iov_base, iov[0].iov_len, 0, ec);
     msghdr message{};
     message.msg_iov = const_cast<iovec*>(iov);
     message.msg_iovlen = static_cast<std::size_t>(iovcnt);
