@@ -28,6 +28,17 @@ short events_of(wait_kind kind) noexcept {
     return kind == wait_kind::read ? read_events : kind == wait_kind::write ? write_events : error_events;
 }
 
+/// The kinds whose waits want `wanted` (socket_impl::wanted_events), as
+/// wait_kind_bit bits.
+std::uint8_t kinds_in(short wanted) noexcept {
+    std::uint8_t bits = 0;
+    for (auto kind : {wait_kind::read, wait_kind::write, wait_kind::error}) {
+        if (wanted & events_of(kind))
+            bits |= detail::wait_kind_bit(kind);
+    }
+    return bits;
+}
+
 } // namespace
 
 rpoll_operation* rpoll_service::take_first(socket_impl& impl, wait_kind kind) {
@@ -144,9 +155,8 @@ void rpoll_service::update_watch(socket_impl& impl) {
         // something, and waits for the next one if not. This is the level
         // check a one-shot registration made on every wait, made only after
         // an unclaimed edge, which a ping-pong never has.
-        const std::uint8_t marked =
-            impl.epoll_unclaimed_ & detail::wait_kind_bits_of(wanted);
-        if (marked != 0 && wanted != 0) {
+        const std::uint8_t marked = impl.epoll_unclaimed_ & kinds_in(wanted);
+        if (marked != 0) {
             impl.epoll_unclaimed_ &= static_cast<std::uint8_t>(~marked);
             needs_arm = true;
         }

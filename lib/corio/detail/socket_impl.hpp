@@ -31,13 +31,6 @@ constexpr std::uint8_t wait_kind_bit(wait_kind kind) noexcept {
     return static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
 }
 
-/// The kinds whose waits want `events` (socket_impl::wanted_events), as bits.
-constexpr std::uint8_t wait_kind_bits_of(short events) noexcept {
-    return static_cast<std::uint8_t>((events & POLLIN ? wait_kind_bit(wait_kind::read) : 0) |
-                                     (events & POLLOUT ? wait_kind_bit(wait_kind::write) : 0) |
-                                     (events & POLLPRI ? wait_kind_bit(wait_kind::error) : 0));
-}
-
 /// Operations waiting for one kind of readiness on one socket, oldest first.
 struct wait_queue {
     std::deque<rpoll_operation*> ops;
