@@ -3,11 +3,17 @@
 // riostream and coriostream without changing either. Both call riowrite
 // once per iteration of a 64-byte latency row, so the intervals between
 // calls are the iterations. At exit the intervals (CLOCK_MONOTONIC,
-// nanoseconds, one per line) go to the file named by RIOWRITE_STAMPS_OUT;
-// test/bench/call-intervals summarises them (doc/performance.md, session 23).
+// nanoseconds, one per line) go to the file named by RIOWRITE_STAMPS_OUT,
+// and the times themselves (CLOCK_MONOTONIC, nanoseconds) to the file named
+// by RIOWRITE_STAMPS_TIMES; test/bench/call-intervals summarises the first
+// and, given a client's and its server's times from one machine, splits
+// each iteration into its two halves (doc/performance.md, sessions 23 and
+// 24).
 //
 //   RIOWRITE_STAMPS_OUT=rio.txt LD_PRELOAD=build/test/bench/libriowrite_stamps.so riostream ...
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -23,10 +29,14 @@ namespace {
 using riowrite_fn = decltype(&::riowrite);
 
 // Fixed room, so that recording allocates nothing and takes no lock inside
-// the timed loop; calls past it are not recorded.
+// the timed loop; calls past it are not recorded. The index is claimed with
+// one atomic add, so that a program calling riowrite from several threads
+// (coriostream --streams N --threads M) gets one slot per call, never
+// two calls in one slot; its intervals then mix the threads' calls, which
+// only a one-stream latency row keeps meaningful.
 constexpr std::size_t capacity = 1 << 20;
 std::uint64_t stamps[capacity];
-std::size_t recorded = 0;
+std::atomic<std::size_t> claimed{0};
 
 std::uint64_t now_ns() noexcept {
     timespec ts{};
@@ -39,25 +49,37 @@ riowrite_fn next_riowrite() noexcept {
     return next;
 }
 
-[[gnu::destructor]] void write_intervals() {
-    const char* path = std::getenv("RIOWRITE_STAMPS_OUT");
-    if (path == nullptr || recorded < 2)
-        return;
+// Writes one number per line for each recorded call; `value(i)` gives it.
+template <typename Value>
+void write_lines(const char* path, std::size_t first, std::size_t end, Value value) {
     std::FILE* out = std::fopen(path, "w");
     if (out == nullptr) {
         std::perror(path);
         return;
     }
-    for (std::size_t i = 1; i < recorded; ++i)
-        std::fprintf(out, "%llu\n", static_cast<unsigned long long>(stamps[i] - stamps[i - 1]));
+    for (std::size_t i = first; i < end; ++i)
+        std::fprintf(out, "%llu\n", static_cast<unsigned long long>(value(i)));
     std::fclose(out);
+}
+
+[[gnu::destructor]] void write_stamps() {
+    // Every riowrite has returned by now: the destructor runs after main.
+    const std::size_t recorded = std::min(claimed.load(std::memory_order_relaxed), capacity);
+    if (const char* path = std::getenv("RIOWRITE_STAMPS_OUT"); path != nullptr && recorded >= 2)
+        write_lines(path, 1, recorded, [](std::size_t i) { return stamps[i] - stamps[i - 1]; });
+    if (const char* path = std::getenv("RIOWRITE_STAMPS_TIMES"); path != nullptr && recorded >= 1)
+        write_lines(path, 0, recorded, [](std::size_t i) { return stamps[i]; });
 }
 
 } // namespace
 
 extern "C" size_t riowrite(int socket, const void* buf, size_t count, off_t offset, int flags) {
-    if (recorded < capacity)
-        stamps[recorded++] = now_ns();
+    const std::uint64_t stamp = now_ns();
+    // Relaxed: the slot is this call's alone, and the destructor reads the
+    // slots only after the threads that wrote them were joined, which orders
+    // their writes before its reads.
+    if (const std::size_t slot = claimed.fetch_add(1, std::memory_order_relaxed); slot < capacity)
+        stamps[slot] = stamp;
     const auto next = next_riowrite();
     if (next == nullptr) {
         errno = ENOSYS;
