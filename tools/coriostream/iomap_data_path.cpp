@@ -27,11 +27,21 @@ namespace {
 constexpr std::uint8_t no_marker = 0xff;
 
 // How many times the marker byte is looked at before the wait yields to the
-// executor, in every poll mode: a few microseconds, short enough for other
-// connections and the watchdog on the same thread to get their turn, long
-// enough that a wait does not cost a post per look. Nothing signals the
-// byte's arrival (the peer's NIC writes it), so looking is the only way.
-constexpr int looks_per_yield = 1024;
+// executor, in every poll mode. Nothing signals the byte's arrival (the
+// peer's NIC writes it), so looking is the only way.
+//
+// Beside other streams (--streams, --loopback): a few microseconds, short
+// enough for the other connections on the same thread to get their turn,
+// long enough that a wait does not cost a post per look.
+constexpr int looks_per_yield_shared = 1024;
+// A stream alone on its io_context yields only for the watchdog and the
+// progress meter, whose timers count in seconds. A yield inside a wait
+// detects a marker that arrives during it late, which makes this end's
+// answer late, which makes the peer's next wait longer: in the Soft-RoCE
+// guest two coriostreams yielding every 1,024 looks took 15.2 usec/xfer at
+// 64_lat against 12.2 with 65,536 (riostream 11.1), doc/performance.md,
+// session 24. 65,536 looks are about 20 microseconds on hardware.
+constexpr int looks_per_yield_alone = 1 << 16;
 
 std::uint8_t load_marker(std::uint8_t& byte) noexcept {
     // The NIC writes this byte behind the compiler's back; the acquire load
@@ -49,7 +59,8 @@ void store_marker(std::uint8_t& byte, std::uint8_t value) noexcept {
 iomap_data_path::iomap_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
       recv_call_(call_name(context.transport, "recv")),
-      attempts_(attempts_before_wait(context.polling)) {}
+      attempts_(attempts_before_wait(context.polling)),
+      looks_per_yield_(context.stream_alone ? looks_per_yield_alone : looks_per_yield_shared) {}
 
 // Inline into run_test, with call_once, as stream_data_path::try_xfer is.
 [[gnu::always_inline]] inline std::optional<boost::asio::awaitable<void>>
@@ -88,8 +99,8 @@ void iomap_data_path::mark_last_write(std::span<std::uint8_t> region, std::uint8
         context_.pattern.format(region.first(region.size() - 1));
 }
 
-bool iomap_data_path::marker_arrived(std::uint8_t& marker_byte, std::uint8_t marker) {
-    for (int i = 0; i < looks_per_yield; ++i) {
+bool iomap_data_path::marker_arrived(std::uint8_t& marker_byte, std::uint8_t marker) const {
+    for (int i = 0; i < looks_per_yield_; ++i) {
         if (load_marker(marker_byte) == marker)
             return true;
     }

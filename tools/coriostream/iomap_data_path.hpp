@@ -57,7 +57,7 @@ private:
     /// common.c's pattern in all bytes but the marker.
     void mark_last_write(std::span<std::uint8_t> region, std::uint8_t marker);
     /// Looks at the marker byte for one burst: true when `marker` is there.
-    static bool marker_arrived(std::uint8_t& marker_byte, std::uint8_t marker);
+    bool marker_arrived(std::uint8_t& marker_byte, std::uint8_t marker) const;
     /// Waits for the marker after a first burst of looks missed it, yielding
     /// between bursts.
     boost::asio::awaitable<void> wait_for_marker(std::uint8_t& marker_byte, std::uint8_t marker);
@@ -71,6 +71,9 @@ private:
     std::string recv_call_;
     /// try_all's attempts in this poll mode, asked once, not per call.
     int attempts_;
+    /// Looks at the marker byte per burst: more for a stream alone on its
+    /// io_context.
+    int looks_per_yield_;
     /// riostream's sync_test sends and receives 16 bytes of its transfer
     /// buffer, whose content no one looks at; a buffer of their own keeps
     /// them away from the mapped bytes (and the buffer of a -S 1 test).

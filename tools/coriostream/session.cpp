@@ -51,9 +51,16 @@ boost::asio::awaitable<void> session::run(const connection_plan& plan, stream_gr
             boost::system::error_code ignored;
             stream_.close(ignored);
         });
-        const transfer_context context{stream_,          settings_.transport, is_client_,
-                                       settings_.verify, settings_.polling,   settings_.notify,
-                                       pattern_,         watchdog,            progress_,
+        const transfer_context context{stream_,
+                                       settings_.transport,
+                                       is_client_,
+                                       settings_.verify,
+                                       settings_.polling,
+                                       settings_.stream_alone,
+                                       settings_.notify,
+                                       pattern_,
+                                       watchdog,
+                                       progress_,
                                        buffer_};
         const auto path = make_data_path(settings_.data_path, context);
         const auto timing = co_await path->run_test(test);

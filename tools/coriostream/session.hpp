@@ -25,6 +25,11 @@ struct session_settings {
     notify_method notify = notify_method::marker;
     corio::poll_mode polling = corio::poll_mode::thread;
     bool verify = false;
+    /// The run has one stream and one process side per io_context (no
+    /// --streams, no --loopback): nothing else on its threads needs a turn
+    /// within microseconds, so its marker waits may look for longer between
+    /// yields.
+    bool stream_alone = false;
     /// --timeout: how long the peer may make no progress; zero is forever.
     std::chrono::seconds timeout{};
 };

@@ -26,6 +26,8 @@ struct transfer_context {
     bool is_client;
     bool verify;
     corio::poll_mode polling;
+    /// session_settings::stream_alone.
+    bool stream_alone;
     notify_method notify;
     data_pattern& pattern;
     peer_watchdog& watchdog;
