@@ -102,8 +102,17 @@ CORIO_COROUTINE_TEST_CASE(a_read_the_peer_ends_first_fails_with_eof) {
 }
 
 BOOST_AUTO_TEST_CASE(only_busy_mode_calls_again_before_it_waits) {
-    BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::busy) > 1);
-    BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::thread) == 1);
+    for (const bool alone : {false, true}) {
+        BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::busy, alone) > 1);
+        BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::thread, alone) == 1);
+    }
+}
+
+// Beside other streams a busy wait gives the thread back sooner than a
+// stream alone on its io_context does.
+BOOST_AUTO_TEST_CASE(a_stream_alone_calls_again_more_often_than_one_beside_others) {
+    BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::busy, true) >
+               coriostream::attempts_before_wait(corio::poll_mode::busy, false));
 }
 
 CORIO_COROUTINE_TEST_CASE(calls_made_again_keep_what_moved_and_end_without_an_error) {

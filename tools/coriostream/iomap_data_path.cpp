@@ -59,7 +59,7 @@ void store_marker(std::uint8_t& byte, std::uint8_t value) noexcept {
 iomap_data_path::iomap_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
       recv_call_(call_name(context.transport, "recv")),
-      attempts_(attempts_before_wait(context.polling)),
+      attempts_(attempts_before_wait(context.polling, context.stream_alone)),
       looks_per_yield_(context.stream_alone ? looks_per_yield_alone : looks_per_yield_shared) {}
 
 // Inline into run_test, with call_once, as stream_data_path::try_xfer is.

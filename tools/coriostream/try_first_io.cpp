@@ -9,8 +9,10 @@ namespace coriostream {
 
 using boost::system::error_code;
 
-int attempts_before_wait(corio::poll_mode mode) noexcept {
-    return mode == corio::poll_mode::busy ? 128 : 1;
+int attempts_before_wait(corio::poll_mode mode, bool stream_alone) noexcept {
+    if (mode != corio::poll_mode::busy)
+        return 1;
+    return stream_alone ? 8192 : 128;
 }
 
 boost::asio::awaitable<error_code> rest_of_all(corio::stream& stream, io_call what,

@@ -95,10 +95,15 @@ namespace detail {
 /// waits through the library, whose wait costs an operation, a turn of the
 /// busy task and a coroutine resumption (doc/performance.md, session 12).
 /// Bounded, so that other streams on the thread and the watchdog get their
-/// turn: 128 calls take longer than the answer of a 64-byte ping-pong in
-/// the Soft-RoCE guest usually does (tens of microseconds). The waiting
-/// modes never retry: they wait.
-int attempts_before_wait(corio::poll_mode mode) noexcept;
+/// turn: beside other streams (`stream_alone` false), 128 calls, which take
+/// longer than the answer of a 64-byte ping-pong in the Soft-RoCE guest
+/// usually does (tens of microseconds). A stream alone on its io_context
+/// makes 8,192: nothing else on its threads needs a turn within
+/// milliseconds, and a wait in the middle of a transfer answers late, which
+/// between two coriostreams lengthened the other end's wait in turn
+/// (doc/performance.md, session 24). The waiting modes never retry: they
+/// wait.
+int attempts_before_wait(corio::poll_mode mode, bool stream_alone) noexcept;
 
 /// Makes `what` over the rest of `data`, from `done` on, waiting whenever
 /// it would block; the first error, or none.
