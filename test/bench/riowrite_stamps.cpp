@@ -63,7 +63,7 @@ void write_lines(const char* path, std::size_t first, std::size_t end, Value val
 }
 
 [[gnu::destructor]] void write_stamps() {
-    // Every riowrite has returned by now: the destructor runs after main.
+    // Runs after main returns (see riowrite below for the threads).
     const std::size_t recorded = std::min(claimed.load(std::memory_order_relaxed), capacity);
     if (const char* path = std::getenv("RIOWRITE_STAMPS_OUT"); path != nullptr && recorded >= 2)
         write_lines(path, 1, recorded, [](std::size_t i) { return stamps[i] - stamps[i - 1]; });
@@ -75,9 +75,10 @@ void write_lines(const char* path, std::size_t first, std::size_t end, Value val
 
 extern "C" size_t riowrite(int socket, const void* buf, size_t count, off_t offset, int flags) {
     const std::uint64_t stamp = now_ns();
-    // Relaxed: the slot is this call's alone, and the destructor reads the
-    // slots only after the threads that wrote them were joined, which orders
-    // their writes before its reads.
+    // Relaxed: the slot is this call's alone. The destructor reads the
+    // slots after main returns; riostream and coriostream join the threads
+    // that call riowrite before that, which orders their writes before its
+    // reads. A program that leaves such a thread running would race here.
     if (const std::size_t slot = claimed.fetch_add(1, std::memory_order_relaxed); slot < capacity)
         stamps[slot] = stamp;
     const auto next = next_riowrite();

@@ -27,8 +27,8 @@ struct session_settings {
     bool verify = false;
     /// The run has one stream and one process side per io_context (no
     /// --streams, no --loopback): nothing else on its threads needs a turn
-    /// within microseconds, so its marker waits may look for longer between
-    /// yields.
+    /// within microseconds, so its marker waits look for longer between
+    /// yields and its busy calls are retried more often before they wait.
     bool stream_alone = false;
     /// --timeout: how long the peer may make no progress; zero is forever.
     std::chrono::seconds timeout{};
