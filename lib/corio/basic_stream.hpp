@@ -21,6 +21,7 @@
 #include <corio/detail/socket_control.hpp>
 #include <corio/detail/stream_access.hpp>
 #include <corio/detail/transfer_operation.hpp>
+#include <corio/detail/try_iowrite.hpp>
 #include <corio/detail/try_transfer.hpp>
 #include <corio/rpoll_service.hpp>
 #include <corio/transport.hpp>
@@ -321,9 +322,15 @@ public:
         return n;
     }
     /// As the overload above, but reports a failure in `ec` instead of throwing.
-    std::size_t iowrite(boost::asio::const_buffer buffer, off_t remote_offset,
-                        boost::system::error_code& ec) {
-        return detail::socket_iowrite(*service_, *live(), buffer.data(), buffer.size(),
+    // Always inlined, as transfer() is: a non-blocking iowrite is then one
+    // call from the caller to the seam.
+    [[gnu::always_inline]] std::size_t iowrite(boost::asio::const_buffer buffer,
+                                               off_t remote_offset,
+                                               boost::system::error_code& ec) {
+        auto& impl = *live();
+        if (impl.non_blocking_ && buffer.size() != 0)
+            return detail::try_iowrite(impl, buffer.data(), buffer.size(), remote_offset, ec);
+        return detail::socket_iowrite(*service_, impl, buffer.data(), buffer.size(),
                                       remote_offset, ec);
     }
 

@@ -11,6 +11,7 @@
 #include <corio/detail/framed_tcp_ops.hpp>
 #include <corio/detail/socket_impl.hpp>
 #include <corio/detail/try_call.hpp>
+#include <corio/detail/try_iowrite.hpp>
 #include <corio/error.hpp>
 #include <corio/rpoll_service.hpp>
 
@@ -187,60 +188,22 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         ec);
 }
 
-namespace {
-
-// riowrite's loop into the peer's mapping that holds `offset`, from
-// `written` on, until all of `size` is written or a call fails (would_block
-// among the failures); io_mutex_ is held. Always inlined into both of
-// socket_iowrite's calls: as one closure shared by them, GCC kept it out of
-// line, and filling its captures cost about 15 stores per iowrite.
-[[gnu::always_inline]] inline std::size_t iowrite_rest(socket_impl& impl, const void* data,
-                                                       std::size_t size, off_t offset,
-                                                       std::size_t& written, error_code& ec) {
-    const auto* mapping = impl.find_remote_mapping(offset);
-    if (mapping == nullptr) {
-        ec = corio::error::no_remote_mapping;
-        return 0;
-    }
-    const socket_ops& ops = *impl.socket_.ops();
-    while (written < size) {
-        const std::size_t n =
-            ops.iowrite(impl.socket_.get(), static_cast<const char*>(data) + written,
-                        size - written, offset + static_cast<off_t>(written), *mapping, 0, ec);
-        // try_again is would_block on Linux (try_call.hpp's static_assert).
-        if (ec)
-            break;
-        written += n;
-    }
-    return written;
-}
-
-} // namespace
-
 std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
                            std::size_t size, off_t offset, error_code& ec) {
     if (size == 0) {
         ec.clear();
         return 0;
     }
-    std::size_t written = 0;
-    if (!impl.non_blocking_)
+    if (!impl.non_blocking_) {
+        std::size_t written = 0;
         return blocking_call(
             service, impl, wait_kind::write,
             [&](error_code& call_ec) {
                 return iowrite_rest(impl, data, size, offset, written, call_ec);
             },
             ec);
-    return try_call(
-        impl, wait_kind::write,
-        [&](error_code& call_ec) {
-            iowrite_rest(impl, data, size, offset, written, call_ec);
-            // Part written: a caller that will not wait gets the count.
-            if (written > 0 && call_ec && call_ec == boost::asio::error::would_block)
-                call_ec.clear();
-            return written;
-        },
-        ec);
+    }
+    return try_iowrite(impl, data, size, offset, ec);
 }
 
 error_code set_non_blocking(socket_impl& impl, bool mode) {

@@ -85,8 +85,9 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
 
 /// iowrite: riowrite into the peer's mapping at `offset` until all of
 /// `data` is written, or, when `impl` is non_blocking(true), until a call
-/// would block (then the bytes written so far, would_block if none). On a
-/// blocking socket it waits like blocking_transfer.
+/// would block (then the bytes written so far, would_block if none; the
+/// same as try_iowrite, inline in try_iowrite.hpp, which basic_stream calls
+/// itself). On a blocking socket it waits like blocking_transfer.
 std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
                            std::size_t size, off_t offset, boost::system::error_code& ec);
 
