@@ -328,10 +328,14 @@ public:
                                                off_t remote_offset,
                                                boost::system::error_code& ec) {
         auto& impl = *live();
-        if (impl.non_blocking_ && buffer.size() != 0)
+        if (buffer.size() == 0) {
+            ec.clear();
+            return 0;
+        }
+        if (impl.non_blocking_)
             return detail::try_iowrite(impl, buffer.data(), buffer.size(), remote_offset, ec);
-        return detail::socket_iowrite(*service_, impl, buffer.data(), buffer.size(),
-                                      remote_offset, ec);
+        return detail::blocking_iowrite(*service_, impl, buffer.data(), buffer.size(),
+                                        remote_offset, ec);
     }
 
 private:

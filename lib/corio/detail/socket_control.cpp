@@ -188,22 +188,13 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
         ec);
 }
 
-std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
-                           std::size_t size, off_t offset, error_code& ec) {
-    if (size == 0) {
-        ec.clear();
-        return 0;
-    }
-    if (!impl.non_blocking_) {
-        std::size_t written = 0;
-        return blocking_call(
-            service, impl, wait_kind::write,
-            [&](error_code& call_ec) {
-                return iowrite_rest(impl, data, size, offset, written, call_ec);
-            },
-            ec);
-    }
-    return try_iowrite(impl, data, size, offset, ec);
+std::size_t blocking_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
+                             std::size_t size, off_t offset, error_code& ec) {
+    std::size_t written = 0;
+    return blocking_call(
+        service, impl, wait_kind::write,
+        [&](error_code& call_ec) { return iowrite_rest(impl, data, size, offset, written, call_ec); },
+        ec);
 }
 
 error_code set_non_blocking(socket_impl& impl, bool mode) {

@@ -83,13 +83,13 @@ std::size_t blocking_transfer(rpoll_service& service, socket_impl& impl, wait_ki
 // try_transfer, the non-blocking read_some and write_some, is inline in
 // try_transfer.hpp.
 
-/// iowrite: riowrite into the peer's mapping at `offset` until all of
-/// `data` is written, or, when `impl` is non_blocking(true), until a call
-/// would block (then the bytes written so far, would_block if none; the
-/// same as try_iowrite, inline in try_iowrite.hpp, which basic_stream calls
-/// itself). On a blocking socket it waits like blocking_transfer.
-std::size_t socket_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
-                           std::size_t size, off_t offset, boost::system::error_code& ec);
+/// A blocking iowrite of `size` > 0 bytes: riowrite into the peer's mapping
+/// at `offset` until all of `data` is written, waiting like
+/// blocking_transfer when the peer's side has no room.
+std::size_t blocking_iowrite(rpoll_service& service, socket_impl& impl, const void* data,
+                             std::size_t size, off_t offset, boost::system::error_code& ec);
+
+// try_iowrite, the non-blocking iowrite, is inline in try_iowrite.hpp.
 
 /// non_blocking(mode): records the mode (the descriptor itself is always
 /// nonblocking); bad_descriptor when closed.

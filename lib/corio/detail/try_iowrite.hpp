@@ -17,8 +17,8 @@ namespace corio::detail {
 
 /// riowrite's loop into the peer's mapping that holds `offset`, from
 /// `written` on, until all of `size` is written or a call fails
-/// (would_block among the failures); the caller holds io_mutex_. Both of
-/// socket_iowrite's paths and try_iowrite run it.
+/// (would_block among the failures); the caller holds io_mutex_. Run by
+/// try_iowrite and by blocking_iowrite, whose retries go on from `written`.
 [[gnu::always_inline]] inline std::size_t iowrite_rest(socket_impl& impl, const void* data,
                                                        std::size_t size, off_t offset,
                                                        std::size_t& written,
@@ -46,10 +46,10 @@ namespace corio::detail {
 /// far, or boost::asio::error::would_block when none.
 ///
 /// Inline, in a header of its own, as try_transfer is for read_some and
-/// write_some: as socket_iowrite's branch, a non-blocking iowrite was a call
-/// through the PLT into a function that also holds the blocking path, 21 of
-/// whose 49 instructions per call (guest callgrind, doc/performance.md,
-/// session 25) saved and restored registers.
+/// write_some: as a branch of socket_iowrite (now blocking_iowrite), a
+/// non-blocking iowrite was a call through the PLT into a function that
+/// also held the blocking path, 21 of whose 49 instructions per call were
+/// its entry and exit (guest callgrind, doc/performance.md, session 25).
 [[gnu::always_inline]] inline std::size_t try_iowrite(socket_impl& impl, const void* data,
                                                       std::size_t size, off_t offset,
                                                       boost::system::error_code& ec) {
