@@ -156,11 +156,24 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
     context_.stream.clear_remote_mappings();
     context_.stream.add_remote_mapping(0, region.size());
 
+    if (context_.notify == notify_method::marker) {
+        // One pass through the marker wait before the timer starts, on a
+        // byte that already holds its marker: one yield, one look. Under
+        // emulation code costs milliseconds the first time it runs (QEMU
+        // translates it), and otherwise the first wait of a latency row to
+        // yield, at either end, did that inside the timed loop, where
+        // riostream's wait has no such code: 1-2 ms of the first yield,
+        // and 5-7 ms more in half of the 4k_lat rows' first iterations
+        // (doc/performance.md, session 26). On any machine it costs one
+        // post.
+        std::uint8_t warm_marker = 0;
+        co_await wait_for_marker(warm_marker, 0);
+    }
+    transfer_timing timing{};
+    timing.start = std::chrono::steady_clock::now();
     // Each iteration: the client's transfers and then the server's, each
     // side's marking the next marker. The calls and the first looks at the
     // marker need no coroutine of their own unless they wait.
-    transfer_timing timing{};
-    timing.start = std::chrono::steady_clock::now();
     std::uint8_t marker = 0;
     for (std::size_t i = 0; i < test.iterations; ++i) {
         for (const auto what : order) {
