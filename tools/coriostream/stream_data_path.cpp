@@ -54,30 +54,36 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
     // The client sends first, the server answers.
     const auto order = context_.is_client ? std::array{io_call::write, io_call::read}
                                           : std::array{io_call::read, io_call::write};
-    // rstream's sync_test: 16 bytes each way, untimed.
+    // Round 0 is rstream's sync_test, 16 bytes each way and untimed; the
+    // timed iterations follow. It goes through the same loop, so that the
+    // loop's code has run once before the timer starts: under emulation
+    // code costs milliseconds the first time it runs (QEMU translates it),
+    // and a sync of its own left the timed loop's copy of the calls cold,
+    // 1.5-2 ms of a 4k_lat row's first iterations (doc/performance.md,
+    // session 26).
     const auto sync_data = context_.buffer.first(sync_size);
-    for (const auto what : order) {
-        if (auto rest = try_xfer(what, sync_data, false)) {
-            const auto ec = co_await std::move(*rest);
-            end_xfer(what, sync_data, false, ec);
-        }
-    }
-    const auto data = context_.buffer.first(test.transfer_size);
+    const auto test_data = context_.buffer.first(test.transfer_size);
     transfer_timing timing{};
-    timing.start = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < test.iterations; ++i) {
+    for (std::size_t round = 0; round <= test.iterations; ++round) {
+        const bool timed = round != 0;
+        const auto data = timed ? test_data : sync_data;
+        const std::size_t transfer_count = timed ? test.transfer_count : 1;
+        if (round == 1)
+            timing.start = std::chrono::steady_clock::now();
         for (const auto what : order) {
-            for (std::size_t t = 0; t < test.transfer_count; ++t) {
+            for (std::size_t t = 0; t < transfer_count; ++t) {
                 // The call nearly always goes through at once: no coroutine
                 // is made for it then, and one that waits is rest_of_all's
                 // alone, not one of this class's around it as well.
-                if (auto rest = try_xfer(what, data, true)) {
+                if (auto rest = try_xfer(what, data, timed)) {
                     const auto ec = co_await std::move(*rest);
-                    end_xfer(what, data, true, ec);
+                    end_xfer(what, data, timed, ec);
                 }
             }
         }
     }
+    if (test.iterations == 0) // no plan has such a test (-I is at least 1)
+        timing.start = std::chrono::steady_clock::now();
     timing.end = std::chrono::steady_clock::now();
     co_return timing;
 }
