@@ -163,9 +163,9 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
         // translates it), and otherwise the first wait of a latency row to
         // yield, at either end, did that inside the timed loop, where
         // riostream's wait has no such code: 1-2 ms of the first yield,
-        // and 5-7 ms more in half of the 4k_lat rows' first iterations
-        // (doc/performance.md, session 26). On any machine it costs one
-        // post.
+        // and a first round trip of 5.8-9.1 ms against riostream's 1.7 in
+        // most 4k_lat rows (doc/performance.md, session 26). On any
+        // machine it costs one post.
         std::uint8_t warm_marker = 0;
         co_await wait_for_marker(warm_marker, 0);
     }

@@ -68,8 +68,6 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
         const bool timed = round != 0;
         const auto data = timed ? test_data : sync_data;
         const std::size_t transfer_count = timed ? test.transfer_count : 1;
-        if (round == 1)
-            timing.start = std::chrono::steady_clock::now();
         for (const auto what : order) {
             for (std::size_t t = 0; t < transfer_count; ++t) {
                 // The call nearly always goes through at once: no coroutine
@@ -81,9 +79,9 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
                 }
             }
         }
+        if (!timed)
+            timing.start = std::chrono::steady_clock::now();
     }
-    if (test.iterations == 0) // no plan has such a test (-I is at least 1)
-        timing.start = std::chrono::steady_clock::now();
     timing.end = std::chrono::steady_clock::now();
     co_return timing;
 }
