@@ -96,7 +96,10 @@ public:
     /// (detail::spin_history), never longer than `budget`; zero turns
     /// spinning off. A socket whose spins keep finding nothing stops
     /// spinning (but for one wait in spin_history::probe_interval), so idle
-    /// connections cost nothing.
+    /// connections cost nothing. The one exception to the bound: an idle
+    /// socket answered promptly again spins once for
+    /// spin_history::recovery_budgets budgets, so that two idle ends of one
+    /// connection find each other (doc/architecture.md).
     void set_spin_budget(std::chrono::nanoseconds budget) noexcept { spin_.set_budget(budget); }
     /// The budget a service starts with (adaptive_spin::default_budget).
     static constexpr std::chrono::nanoseconds default_spin_budget =

@@ -308,7 +308,8 @@ po::options_description extension_options() {
          "the thread (default: thread with -T b, else busy, as riostream spins)")
         ("spin-budget", po::value<std::string>()->value_name("MICROSECONDS"),
          "with --poll-mode adaptive: the longest a wait spins before it sleeps (default 100; "
-         "0 sleeps at once)")
+         "0 sleeps at once), but for one spin of 4 budgets when an idle connection's answers "
+         "turn prompt again")
         ("allow", po::value<std::string>()->value_name("CIDR"),
          "server: admit only peers in this network (repeatable; IPv4 or IPv6, e.g. "
          "10.0.0.0/8); others are closed at once")

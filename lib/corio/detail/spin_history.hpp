@@ -29,12 +29,20 @@ namespace corio::detail {
 /// any spin, so every probe misses. An idle socket's waits that skip the
 /// spin are timed instead (start_unspun_wait, end_unspun_wait): one that was
 /// answered within recovery_budgets budgets says the peer answers promptly,
-/// and the socket is on trial: its next wait spins the whole budget, and one
-/// whole-budget miss makes it idle again. A trial that fails doubles the
-/// prompt answers in a row the next one needs, up to probe_interval, so that
-/// many streams sharing one busy thread (answers prompt, spins still too
-/// short) cost no more than the probes. A truly idle connection's waits last
-/// far longer and leave it idle.
+/// and the socket is on trial: its next wait spins recovery_budgets budgets,
+/// as long as an answer may take and still count as prompt, and a miss makes
+/// it idle again. The trial's spin is the one spin that outlasts the budget:
+/// while the peer is idle too, the answer still crosses the peer's poller
+/// thread, which alone can take longer than the budget under emulation, so
+/// trials of one budget missed whenever both ends were idle and kept them so
+/// for a thousand waits and more (doc/performance.md, "Two idle ends"). A trial's hit makes the socket
+/// active, but the trial stands until a spin within the budget hits: the
+/// trial's hit measured the peer's poller, not the connection. A trial that
+/// fails doubles the prompt answers in a row the next one needs, up to
+/// probe_interval, so that many streams sharing one busy thread (answers
+/// prompt, spins still too short) spend at most a trial and two budgets per
+/// probe_interval waits beside the probes. A truly idle connection's waits
+/// last far longer and leave it idle.
 ///
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: unsafe; a socket's history
@@ -51,18 +59,26 @@ public:
     /// The shortest spin: one look at the socket costs about a microsecond
     /// under emulation, so a shorter spin would be a single look.
     static constexpr duration min_spin{std::chrono::microseconds(1)};
-    /// An idle socket's unspun wait answered within this many budgets turns
-    /// it active again. Under emulation an answer that crosses both ends'
-    /// poller threads takes about 1.5 budgets of 100 us (doc/performance.md).
+    /// An idle socket's unspun wait answered within this many budgets puts
+    /// it on trial, and its trial spins as long. Under emulation an answer
+    /// that crosses both ends' poller threads takes 1.5 to 6 budgets of
+    /// 100 us, half of them within 4 (doc/performance.md).
     static constexpr int recovery_budgets = 4;
 
     using time_point = std::chrono::steady_clock::time_point;
 
-    /// How long the next wait spins, at most `budget`; zero: not at all.
+    /// How long the next wait spins, at most `budget` but for a trial's
+    /// spin (at most recovery_budgets budgets); zero: not at all.
     duration next_spin(duration budget) noexcept {
         whole_ = true;
+        trial_spin_ = false;
         if (budget <= duration::zero())
             return duration::zero();
+        if (trial_spin_next_) {
+            trial_spin_next_ = false;
+            trial_spin_ = true;
+            return recovery_budgets * budget;
+        }
         if (misses_ >= misses_before_idle) {
             if (++skipped_ < probe_interval)
                 return duration::zero();
@@ -81,6 +97,13 @@ public:
         misses_ = 0;
         skipped_ = 0;
         after_miss_ = false;
+        if (trial_spin_) {
+            // Active again, but what this spin waited for was the peer's
+            // poller thread: the estimate starts again (the next spin is the
+            // whole budget), and the trial stands until one within it hits.
+            arrival_ns_ = 0;
+            return;
+        }
         on_trial_ = false;
         prompt_answers_needed_ = 1;
         // Never zero: zero means nothing measured yet.
@@ -120,13 +143,14 @@ public:
         }
         if (++prompt_answers_ < prompt_answers_needed_)
             return;
-        // On trial: the next wait spins the whole budget, and a miss makes
-        // the socket idle again.
+        // On trial: the next wait spins as long as this answer may have
+        // taken, and a miss makes the socket idle again.
         prompt_answers_ = 0;
         misses_ = misses_before_idle - 1;
         skipped_ = 0;
         after_miss_ = true;
         on_trial_ = true;
+        trial_spin_next_ = true;
     }
 
     /// Whether the socket counts as idle (its waits skip the spin but for
@@ -148,8 +172,13 @@ private:
     /// Unspun waits in a row answered promptly, and how many a trial needs.
     unsigned prompt_answers_ = 0;
     unsigned prompt_answers_needed_ = 1;
-    /// Turned active by prompt answers, not yet confirmed by a hit.
+    /// Turned active by prompt answers, not yet confirmed by a hit within
+    /// the budget.
     bool on_trial_ = false;
+    /// The next spin is the trial's (recovery_budgets budgets).
+    bool trial_spin_next_ = false;
+    /// The spin next_spin gave last is the trial's.
+    bool trial_spin_ = false;
 };
 
 } // namespace corio::detail
