@@ -153,6 +153,9 @@ public:
         trial_spin_next_ = true;
     }
 
+    /// Whether the spin next_spin gave last is a trial's (the peer is
+    /// waking up, so the spinner should let it have the CPU: adaptive_spin).
+    bool trial_spin() const noexcept { return trial_spin_; }
     /// Whether the socket counts as idle (its waits skip the spin but for
     /// the probes).
     bool idle() const noexcept { return misses_ >= misses_before_idle; }

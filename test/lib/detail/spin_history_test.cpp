@@ -212,12 +212,16 @@ BOOST_AUTO_TEST_CASE(only_the_first_wait_of_a_trial_outlasts_the_budget) {
     spin_history history;
     make_idle(history);
     prompt_answer(history, 40us);
+    BOOST_TEST(!history.trial_spin());
     // The budget of the spin itself counts, if it changed meanwhile.
     BOOST_TEST((history.next_spin(50us) == spin_history::recovery_budgets * 50us));
+    BOOST_TEST(history.trial_spin());
     history.hit(150us);
     BOOST_TEST((history.next_spin(50us) == 50us));
+    BOOST_TEST(!history.trial_spin());
     history.miss();
     BOOST_TEST((history.next_spin(50us) == 50us));
+    BOOST_TEST(!history.trial_spin());
 }
 
 BOOST_AUTO_TEST_CASE(a_trial_hit_alone_does_not_end_the_trial) {
