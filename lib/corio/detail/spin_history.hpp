@@ -34,15 +34,15 @@ namespace corio::detail {
 /// it idle again. The trial's spin is the one spin that outlasts the budget:
 /// while the peer is idle too, the answer still crosses the peer's poller
 /// thread, which alone can take longer than the budget under emulation, so
-/// trials of one budget missed whenever both ends were idle and kept them so
-/// for a thousand waits and more (doc/performance.md, "Two idle ends"). A trial's hit makes the socket
-/// active, but the trial stands until a spin within the budget hits: the
-/// trial's hit measured the peer's poller, not the connection. A trial that
-/// fails doubles the prompt answers in a row the next one needs, up to
-/// probe_interval, so that many streams sharing one busy thread (answers
-/// prompt, spins still too short) spend at most a trial and two budgets per
-/// probe_interval waits beside the probes. A truly idle connection's waits
-/// last far longer and leave it idle.
+/// trials of one budget missed whenever both ends were idle and kept them
+/// so for a thousand waits and more (doc/performance.md, "Two idle ends").
+/// A trial's hit makes the socket active, but the trial stands until a spin
+/// within the budget hits: the trial's hit measured the peer's poller, not
+/// the connection. A trial that fails doubles the prompt answers in a row
+/// the next one needs, up to probe_interval, so that many streams sharing
+/// one busy thread (answers prompt, spins still too short) spend at most a
+/// trial and two budgets per probe_interval waits beside the probes. A
+/// truly idle connection's waits last far longer and leave it idle.
 ///
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: unsafe; a socket's history
@@ -61,7 +61,7 @@ public:
     static constexpr duration min_spin{std::chrono::microseconds(1)};
     /// An idle socket's unspun wait answered within this many budgets puts
     /// it on trial, and its trial spins as long. Under emulation an answer
-    /// that crosses both ends' poller threads takes 1.5 to 6 budgets of
+    /// that crosses both ends' poller threads takes 1.5 to 7 budgets of
     /// 100 us, half of them within 4 (doc/performance.md).
     static constexpr int recovery_budgets = 4;
 
