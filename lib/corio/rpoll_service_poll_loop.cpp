@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -58,7 +59,10 @@ void rpoll_service::wake_poller(std::unique_lock<detail::futex_mutex>&) {
 
 void rpoll_service::ensure_poller_started(std::unique_lock<detail::futex_mutex>&) {
     if (!poller_.joinable() && !stopping_)
-        poller_ = std::thread([this] { poller_loop(); });
+        poller_ = std::thread([this] {
+            pthread_setname_np(pthread_self(), "corio-poller"); // as the closer's
+            poller_loop();
+        });
 }
 
 void rpoll_service::post_busy_poll(std::unique_lock<detail::futex_mutex>&) {

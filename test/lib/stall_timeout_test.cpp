@@ -3,6 +3,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include <boost/asio/buffer.hpp>
@@ -28,6 +31,19 @@ CORIO_TEST_PRIMED_TRANSPORT_FIXTURE();
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using boost::system::error_code;
+
+namespace {
+/// Whether a thread of this process has the name `name` (/proc/self/task).
+bool thread_named(const std::string& name) {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string line;
+        if (std::getline(comm, line) && line == name)
+            return true;
+    }
+    return false;
+}
+} // namespace
 using clock_type = std::chrono::steady_clock;
 using corio::test::make_stream_pair;
 
@@ -191,6 +207,12 @@ CORIO_COROUTINE_TEST_CASE(a_read_that_waits_for_silence_times_out_and_one_set_la
     BOOST_TEST_REQUIRE(co_await all_done(3s, read));
     BOOST_TEST((read.ec == asio::error::timed_out), read.ec.message());
     BOOST_TEST((read.at - set_at >= 180ms));
+    // The watch ran on a thread of its own, named for top -H and gdb; so
+    // did the rsocket's wait in thread mode.
+    BOOST_TEST(thread_named("corio-stall"));
+    if (corio::test::transport_under_test() == corio::transport::rsocket &&
+        corio::test::poll_mode_under_test() == corio::poll_mode::thread)
+        BOOST_TEST(thread_named("corio-poller"));
 }
 
 CORIO_COROUTINE_TEST_CASE(the_clock_starts_when_the_stream_begins_to_wait) {

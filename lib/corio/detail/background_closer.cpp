@@ -9,13 +9,22 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <pthread.h>
+
 #include <boost/asio/error.hpp>
 
 namespace corio::detail {
 
 namespace {
 
-void start_detached(std::function<void()> body) { std::thread(std::move(body)).detach(); }
+void start_detached(std::function<void()> body) {
+    // Named, so that top -H, gdb and /proc tell corio's threads from
+    // rsockets' own (which keep the program's name).
+    std::thread([body = std::move(body)] {
+        pthread_setname_np(pthread_self(), "corio-closer");
+        body();
+    }).detach();
+}
 
 /// The queue of jobs per key and the workers that drain it.
 ///

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <pthread.h>
+
 #include <corio/detail/socket_impl.hpp>
 
 namespace corio::detail {
@@ -25,7 +27,10 @@ void stall_watcher::watch(std::weak_ptr<socket_impl> impl, clock::time_point dea
         return;
     entries_.push_back({std::move(impl), deadline});
     if (!thread_.joinable())
-        thread_ = std::thread([this] { run(); });
+        thread_ = std::thread([this] {
+            pthread_setname_np(pthread_self(), "corio-stall"); // as the closer's
+            run();
+        });
     wake_.notify_all();
 }
 

@@ -9,7 +9,10 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <string>
 #include <vector>
+
+#include <pthread.h>
 
 #include <boost/asio/error.hpp>
 
@@ -150,4 +153,18 @@ BOOST_AUTO_TEST_CASE(a_job_that_throws_does_not_take_its_worker_down) {
     BOOST_TEST(!detail::run_in_background(9, [&] { ran = true; }));
     BOOST_TEST_REQUIRE(drained());
     BOOST_TEST(ran.load());
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_is_named_so_that_tools_tell_it_from_rsockets_threads) {
+    std::mutex name_mutex;
+    std::string name;
+    BOOST_TEST(!detail::run_in_background(7, [&] {
+        char buffer[16] = {};
+        pthread_getname_np(pthread_self(), buffer, sizeof buffer);
+        std::lock_guard lock(name_mutex);
+        name = buffer;
+    }));
+    BOOST_TEST_REQUIRE(drained());
+    std::lock_guard lock(name_mutex);
+    BOOST_TEST(name == "corio-closer");
 }
