@@ -120,10 +120,13 @@ public:
           prime_(prime), full_(full), priming_key_(priming_key) {}
 
     /// Starts priming in the background, once per process, if nothing is
-    /// watched yet: called when the first rsocket of `family` is opened, so
-    /// that by its first connect, listen or accept the room is ready.
-    /// Priming costs a thread start per 4 places (about 20 ms each under
-    /// the guest's emulation) and must not run on an io_context thread.
+    /// watched yet. The connection room is primed from the process's first
+    /// stream rsocket, so that by its first connect or accept the room is
+    /// ready; the listen room from the first listen, which waits for it: a
+    /// process that never listens (a client) starts no listen service and
+    /// opens no priming listeners. Priming costs a thread start per 4
+    /// places (5-30 ms each under the guest's emulation) and must not run
+    /// on an io_context thread.
     void start_priming(int family) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return;
@@ -549,10 +552,8 @@ int open(int domain, int type, int protocol, error_code& ec) {
         ec = boost::asio::error::no_descriptors;
         return -1;
     }
-    if (type == SOCK_STREAM) {
+    if (type == SOCK_STREAM)
         connection_room().start_priming(domain);
-        listen_room().start_priming(domain);
-    }
     ec.clear();
     return s;
 }
@@ -566,6 +567,7 @@ error_code listen(int s, int backlog) {
     socklen_t local_len = sizeof local;
     if (::rgetsockname(s, reinterpret_cast<sockaddr*>(&local), &local_len) != 0)
         return last_error();
+    listen_room().start_priming(local.ss_family);
     if (const auto ec = listen_room().claim(reinterpret_cast<sockaddr*>(&local), local_len))
         return ec;
     error_code ec;
