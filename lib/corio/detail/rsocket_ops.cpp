@@ -125,8 +125,8 @@ public:
     /// ready; the listen room from the first listen, which waits for it: a
     /// process that never listens (a client) starts no listen service and
     /// opens no priming listeners. Priming costs a thread start per 4
-    /// places (5-30 ms each under the guest's emulation) and must not run
-    /// on an io_context thread.
+    /// places (a median 8 ms each under the guest's emulation, up to 87
+    /// ms) and must not run on an io_context thread.
     void start_priming(int family) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return;
