@@ -2,7 +2,10 @@
 # hosts_run_test.sh HOSTS_RUN: hosts-run's own contract, on the host: both
 # commands succeed (0, each line prefixed with its host, the addresses each
 # side is given); host one fails with 3 (3, and a line naming host one);
-# a command sleeping past --timeout (124). Exit: 0 pass, 1 fail, 77 skip.
+# a command sleeping past --timeout (124); a wire dead in the first boot
+# (hosts/guest-side's knob): said, both guests booted again, the commands
+# run once (0); a wire dead in both boots: 125, said, and no command ran.
+# Exit: 0 pass, 1 fail, 77 skip.
 hosts_run=$1
 if [ "${CORIO_SOFTROCE:-auto}" = disabled ]; then
     echo "SKIP: the Soft-RoCE guests are disabled here (-Dsoftroce_tests=disabled)"
@@ -40,6 +43,21 @@ has one-fails err "hosts-run: host one failed first, with exit status 3"
 
 run timeout 124 --timeout 20 -- 'sleep 300' 'exit 0'
 grep -q "^hosts-run: timeout: host one " "$out/timeout.err" || fail "timeout: no line naming host one's timeout"
+
+# The dead wire's check waits 5 s, not 20, to keep this test short.
+# shellcheck disable=SC2016
+ran='echo "ran on $CORIO_HOST"'
+CORIO_HOSTS_WIRE_WAIT=5 CORIO_HOSTS_DEAD_WIRE=1 run dead-wire-once 0 --timeout 200 -- "$ran" "$ran"
+has dead-wire-once out "one: ran on one"
+has dead-wire-once out "two: ran on two"
+[ "$(grep -c '^one: ran on one$' "$out/dead-wire-once.out")" = 1 ] || fail "dead-wire-once: host one's command did not run exactly once"
+grep -q "^hosts-run: the wire between the guests carried nothing (host .*: the wire carried nothing: no answer from .* to ARP in 5 s); booting both guests again (2 of 2)$" \
+    "$out/dead-wire-once.err" || fail "dead-wire-once: no line saying the wire was dead and both guests boot again"
+
+CORIO_HOSTS_WIRE_WAIT=5 CORIO_HOSTS_DEAD_WIRE=2 run dead-wire-twice 125 --timeout 200 -- "$ran" "$ran"
+grep -q "^hosts-run: the wire between the guests carried nothing in 2 boots (host " "$out/dead-wire-twice.err" ||
+    fail "dead-wire-twice: no line saying the wire carried nothing in 2 boots"
+grep -q "ran on" "$out/dead-wire-twice.out" && fail "dead-wire-twice: a command ran over a dead wire"
 
 if [ "$failed" = 0 ]; then echo PASS; exit 0; fi
 exit 1
