@@ -21,9 +21,9 @@
 #include <boost/asio/write.hpp>
 
 #include <corio/acceptor.hpp>
-#include <corio/detail/background_closer.hpp>
 #include <corio/stream.hpp>
 
+#include "background_jobs.hpp"
 #include "coroutine_test.hpp"
 #include "primed_rsocket_services.hpp"
 #include "transport_under_test.hpp"
@@ -129,8 +129,8 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(closing_a_listener_ends_connections_neve
                                                        asio::as_tuple(asio::use_awaitable));
         BOOST_TEST(ec.failed(), "the warm-up read got " << n << " bytes");
     }
-    for (int i = 0; i < 500 && corio::detail::background_jobs_pending() > 0; ++i)
-        co_await sleep_for(20ms);
+    const bool warm_up_closed = co_await corio::test::await_background_jobs(10s);
+    BOOST_TEST_REQUIRE(warm_up_closed, "the warm-up's closes ended");
     const int before = open_descriptors();
 
     std::vector<corio::stream> clients;
@@ -157,9 +157,8 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(closing_a_listener_ends_connections_neve
         BOOST_TEST_MESSAGE("a client's read: " << read_ec.message());
     }
     clients.clear();
-    for (int i = 0; i < 500 && corio::detail::background_jobs_pending() > 0; ++i)
-        co_await sleep_for(20ms);
-    BOOST_TEST(corio::detail::background_jobs_pending() == 0u);
+    const bool closes_ended = co_await corio::test::await_background_jobs(10s);
+    BOOST_TEST(closes_ended, "the clients' closes ended");
     BOOST_TEST(open_descriptors() == before,
                open_descriptors() - before << " descriptors more than before the listener:"
                                            << descriptor_targets());

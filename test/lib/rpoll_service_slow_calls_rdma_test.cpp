@@ -30,11 +30,11 @@
 #include <boost/asio/write.hpp>
 
 #include <corio/acceptor.hpp>
-#include <corio/detail/background_closer.hpp>
 #include <corio/iomap_registration.hpp>
 #include <corio/socket_base.hpp>
 #include <corio/stream.hpp>
 
+#include "background_jobs.hpp"
 #include "coroutine_test.hpp"
 #include "transport_under_test.hpp"
 
@@ -114,14 +114,10 @@ asio::awaitable<void> ping_until(corio::stream& a, corio::stream& b, const bool&
     }
 }
 
-/// A connected pair on kernel TCP over the loopback, whatever the transport
-/// under test: the other stream of a case, which must never wait for rsockets.
+/// Fails the case unless the background closes it started end within `limit`.
 asio::awaitable<void> wait_for_background_jobs(clock_type::duration limit) {
-    const auto deadline = clock_type::now() + limit;
-    while (corio::detail::background_jobs_pending() > 0 && clock_type::now() < deadline)
-        co_await sleep_for(10ms);
-    BOOST_TEST(corio::detail::background_jobs_pending() == 0u,
-               "background closes still pending after the limit");
+    const bool finished = co_await corio::test::await_background_jobs(limit);
+    BOOST_TEST(finished, "background closes still pending after the limit");
 }
 
 } // namespace

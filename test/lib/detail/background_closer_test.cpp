@@ -18,6 +18,8 @@
 
 #include <corio/detail/background_closer.hpp>
 
+#include "background_jobs.hpp"
+
 // The closer that runs rsockets' blocking calls off every io_context: jobs of
 // one key in order, keys side by side, a bounded number of workers, and a
 // failure to start a worker reported, never a lost job or a terminate.
@@ -57,12 +59,7 @@ private:
 };
 
 /// Waits (boundedly) until no job is queued or running.
-bool drained(std::chrono::milliseconds limit = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (detail::background_jobs_pending() > 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(1ms);
-    return detail::background_jobs_pending() == 0;
-}
+bool drained() { return corio::test::wait_for_background_jobs(10s, 1ms); }
 
 void refuse_to_start(std::function<void()>) {
     throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));

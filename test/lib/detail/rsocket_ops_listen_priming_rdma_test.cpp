@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include <dlfcn.h>
@@ -18,9 +17,9 @@
 
 #include <corio/acceptor.hpp>
 #include <corio/config.hpp>
-#include <corio/detail/background_closer.hpp>
 #include <corio/stream.hpp>
 
+#include "background_jobs.hpp"
 #include "transport_under_test.hpp"
 
 // Which of librdmacm's service threads a process primes (doc/architecture.md,
@@ -56,17 +55,6 @@ struct small_listen_room {
     }
 };
 
-/// Waits until no background job (priming, close) is queued or running.
-bool background_jobs_done(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (corio::detail::background_jobs_pending() > 0) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return false;
-        std::this_thread::sleep_for(10ms);
-    }
-    return true;
-}
-
 } // namespace
 
 extern "C" int rlisten(int socket, int backlog) {
@@ -85,7 +73,8 @@ BOOST_AUTO_TEST_CASE(only_a_listen_primes_the_listen_service) {
     // A client's socket: the connection service is primed in the background.
     corio::stream client(io.get_executor());
     client.open(corio::transport::rsocket, where.protocol());
-    BOOST_TEST_REQUIRE(background_jobs_done(120s), "the connection service's priming ended");
+    BOOST_TEST_REQUIRE(corio::test::wait_for_background_jobs(120s),
+                       "the connection service's priming ended");
     BOOST_TEST(rlisten_calls.load() == 0, "rlisten calls after a client's priming");
 
     // The first listen primes the listen service (two starts for a room of
