@@ -8,7 +8,11 @@
 // by RIOWRITE_STAMPS_TIMES; test/bench/call-intervals summarises the first
 // and, given a client's and its server's times from one machine, splits
 // each iteration into its two halves (doc/performance.md, sessions 23 and
-// 24).
+// 24). RIOWRITE_STAMPS_CALLS names a file for each call's entry and exit
+// times, "ENTRY EXIT" per line, so that a bandwidth row's intervals split
+// into the time inside riowrite (rsockets, the provider, the kernel) and
+// the time the program spends between calls (call-intervals --inside,
+// doc/performance.md, session 29).
 //
 //   RIOWRITE_STAMPS_OUT=rio.txt LD_PRELOAD=build/test/bench/libriowrite_stamps.so riostream ...
 
@@ -36,6 +40,9 @@ using riowrite_fn = decltype(&::riowrite);
 // only a one-stream latency row keeps meaningful.
 constexpr std::size_t capacity = 1 << 20;
 std::uint64_t stamps[capacity];
+// Each call's exit, when RIOWRITE_STAMPS_CALLS asks for it (read once, at
+// the first call): two clock reads per call otherwise cost one more.
+std::uint64_t exits[capacity];
 std::atomic<std::size_t> claimed{0};
 
 std::uint64_t now_ns() noexcept {
@@ -69,6 +76,22 @@ void write_lines(const char* path, std::size_t first, std::size_t end, Value val
         write_lines(path, 1, recorded, [](std::size_t i) { return stamps[i] - stamps[i - 1]; });
     if (const char* path = std::getenv("RIOWRITE_STAMPS_TIMES"); path != nullptr && recorded >= 1)
         write_lines(path, 0, recorded, [](std::size_t i) { return stamps[i]; });
+    if (const char* path = std::getenv("RIOWRITE_STAMPS_CALLS"); path != nullptr && recorded >= 1) {
+        std::FILE* out = std::fopen(path, "w");
+        if (out == nullptr) {
+            std::perror(path);
+            return;
+        }
+        for (std::size_t i = 0; i < recorded; ++i)
+            std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(stamps[i]),
+                         static_cast<unsigned long long>(exits[i]));
+        std::fclose(out);
+    }
+}
+
+bool stamp_exits() noexcept {
+    static const bool wanted = std::getenv("RIOWRITE_STAMPS_CALLS") != nullptr;
+    return wanted;
 }
 
 } // namespace
@@ -79,12 +102,20 @@ extern "C" size_t riowrite(int socket, const void* buf, size_t count, off_t offs
     // slots after main returns; riostream and coriostream join the threads
     // that call riowrite before that, which orders their writes before its
     // reads. A program that leaves such a thread running would race here.
-    if (const std::size_t slot = claimed.fetch_add(1, std::memory_order_relaxed); slot < capacity)
+    const std::size_t slot = claimed.fetch_add(1, std::memory_order_relaxed);
+    if (slot < capacity)
         stamps[slot] = stamp;
     const auto next = next_riowrite();
     if (next == nullptr) {
         errno = ENOSYS;
         return static_cast<size_t>(-1);
     }
-    return next(socket, buf, count, offset, flags);
+    const size_t result = next(socket, buf, count, offset, flags);
+    if (slot < capacity && stamp_exits()) {
+        // The clock read must not change errno, which the caller reads next.
+        const int saved_errno = errno;
+        exits[slot] = now_ns();
+        errno = saved_errno;
+    }
+    return result;
 }
