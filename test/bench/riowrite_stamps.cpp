@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <type_traits>
+#include <utility>
 
 #include <dlfcn.h>
 #include <rdma/rsocket.h>
@@ -40,8 +42,9 @@ using riowrite_fn = decltype(&::riowrite);
 // only a one-stream latency row keeps meaningful.
 constexpr std::size_t capacity = 1 << 20;
 std::uint64_t stamps[capacity];
-// Each call's exit, when RIOWRITE_STAMPS_CALLS asks for it (read once, at
-// the first call): two clock reads per call otherwise cost one more.
+// Each call's exit, stamped only when RIOWRITE_STAMPS_CALLS asks for it
+// (read once, at the first call), so that the other files' runs pay no
+// second clock read per call.
 std::uint64_t exits[capacity];
 std::atomic<std::size_t> claimed{0};
 
@@ -56,7 +59,8 @@ riowrite_fn next_riowrite() noexcept {
     return next;
 }
 
-// Writes one number per line for each recorded call; `value(i)` gives it.
+// Writes one line per recorded call from `first`: the numbers `value(i)`
+// gives (one, or a pair), separated by a space.
 template <typename Value>
 void write_lines(const char* path, std::size_t first, std::size_t end, Value value) {
     std::FILE* out = std::fopen(path, "w");
@@ -64,8 +68,15 @@ void write_lines(const char* path, std::size_t first, std::size_t end, Value val
         std::perror(path);
         return;
     }
-    for (std::size_t i = first; i < end; ++i)
-        std::fprintf(out, "%llu\n", static_cast<unsigned long long>(value(i)));
+    for (std::size_t i = first; i < end; ++i) {
+        if constexpr (std::is_integral_v<decltype(value(i))>) {
+            std::fprintf(out, "%llu\n", static_cast<unsigned long long>(value(i)));
+        } else {
+            const auto [a, b] = value(i);
+            std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(a),
+                         static_cast<unsigned long long>(b));
+        }
+    }
     std::fclose(out);
 }
 
@@ -76,17 +87,8 @@ void write_lines(const char* path, std::size_t first, std::size_t end, Value val
         write_lines(path, 1, recorded, [](std::size_t i) { return stamps[i] - stamps[i - 1]; });
     if (const char* path = std::getenv("RIOWRITE_STAMPS_TIMES"); path != nullptr && recorded >= 1)
         write_lines(path, 0, recorded, [](std::size_t i) { return stamps[i]; });
-    if (const char* path = std::getenv("RIOWRITE_STAMPS_CALLS"); path != nullptr && recorded >= 1) {
-        std::FILE* out = std::fopen(path, "w");
-        if (out == nullptr) {
-            std::perror(path);
-            return;
-        }
-        for (std::size_t i = 0; i < recorded; ++i)
-            std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(stamps[i]),
-                         static_cast<unsigned long long>(exits[i]));
-        std::fclose(out);
-    }
+    if (const char* path = std::getenv("RIOWRITE_STAMPS_CALLS"); path != nullptr && recorded >= 1)
+        write_lines(path, 0, recorded, [](std::size_t i) { return std::pair(stamps[i], exits[i]); });
 }
 
 bool stamp_exits() noexcept {

@@ -115,7 +115,7 @@ asio::awaitable<void> ping_until(corio::stream& a, corio::stream& b, const bool&
 }
 
 /// Fails the case unless the background closes it started end within `limit`.
-asio::awaitable<void> wait_for_background_jobs(clock_type::duration limit) {
+asio::awaitable<void> expect_background_jobs_finished(clock_type::duration limit) {
     const bool finished = co_await corio::test::await_background_jobs(limit);
     BOOST_TEST(finished, "background closes still pending after the limit");
 }
@@ -183,7 +183,7 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_first_connect_never_waits_for_the_prim
     BOOST_TEST(during.worst() < delay.count() / 2.0,
                "worst round trip " << during.worst() << " ms during the first connect");
     listener->close();
-    co_await wait_for_background_jobs(60s);
+    co_await expect_background_jobs_finished(60s);
 }
 
 namespace {
@@ -285,7 +285,7 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_connect_during_the_priming_waits_off_t
                                            << " ms, worst " << during.worst() << " ms");
     BOOST_TEST(during.worst() < delay.count() / 2.0,
                "worst round trip " << during.worst() << " ms during the connect");
-    co_await wait_for_background_jobs(60s);
+    co_await expect_background_jobs_finished(60s);
 }
 
 CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(closes_and_shutdowns_never_stall_other_streams, 120s) {
@@ -352,7 +352,7 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(closes_and_shutdowns_never_stall_other_s
         });
     co_await ping_until(ping_a, ping_b, stop, during, 10);
     BOOST_TEST_REQUIRE(closed);
-    co_await wait_for_background_jobs(60s);
+    co_await expect_background_jobs_finished(60s);
 
     const long slowed = slowed_calls() - calls_before;
     BOOST_TEST_MESSAGE("injected delay " << delay.count() << " ms per call, " << slowed
@@ -417,7 +417,7 @@ CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(close_unmaps_every_region_before_it_retu
     // The registration knows its socket is closed: reset does nothing.
     BOOST_TEST(!registration.reset());
     client.close();
-    co_await wait_for_background_jobs(60s);
+    co_await expect_background_jobs_finished(60s);
 }
 
 CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(a_shutdown_never_runs_beside_its_sockets_own_io, 120s) {
