@@ -21,7 +21,7 @@ export CORIO_TEST_TRANSPORT=rsocket
 
 start=$SECONDS
 seq "$runs" | xargs -P 8 -I{} sh -c \
-  'LD_PRELOAD="$2" timeout 60 "$1" >"$3/{}.out" 2>&1; echo $? >"$3/{}.rc"' \
+  'timeout 60 env LD_PRELOAD="$2" "$1" >"$3/{}.out" 2>&1; echo $? >"$3/{}.rc"' \
   sh "$child" "$shim" "$results"
 
 ok=0
