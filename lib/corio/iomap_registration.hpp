@@ -27,9 +27,12 @@ namespace corio {
 /// rsockets publish a new mapping to the peer only with this side's next send
 /// or iowrite on the stream, and never tell the peer of an unmapping: the
 /// application's protocol says when the peer may start and must stop
-/// writing. The stream's socket must have had corio::socket_base::iomap_size
-/// set to at least the number of PROT_WRITE mappings before connect (on an
-/// acceptor, before listen).
+/// writing. Both ends' sockets must have had corio::socket_base::iomap_size
+/// set before connect (on an acceptor, before listen), to at least the
+/// number of PROT_WRITE mappings either end holds at once: on rsockets this
+/// side's mappings are announced into a table the peer keeps, so the peer's
+/// iomap_size is what bounds them (ENOMEM beyond it); on the tcp emulation
+/// this side's own does.
 ///
 /// The region's pinned size (whole pages) is taken from the stream's
 /// corio::pinned_memory_budget first (pinned_memory_budget_exhausted when it
