@@ -171,32 +171,16 @@ void send_all(int s, const unsigned char* data, std::size_t n) {
     }
 }
 
-std::vector<unsigned char> recv_exactly(int s, std::size_t n) {
-    std::vector<unsigned char> out(n);
-    std::size_t got = 0;
-    while (got < n) {
-        boost::system::error_code ec;
-        got += ops.recv(s, out.data() + got, n - got, 0, ec);
-        if (ec == boost::asio::error::would_block) {
-            std::vector<pollfd> fds{{s, POLLIN, 0}};
-            wait_for(fds);
-            continue;
-        }
-        check(ec, "rrecv");
-    }
-    return out;
-}
-
 /// What drain_exactly received, or why it stopped.
 struct drained {
     std::vector<unsigned char> data;
     std::string error;
 };
 
-/// recv_exactly for a thread of its own: Boost.Test's macros belong to the
-/// main thread (they write the log's checkpoint; TSan reported the two
-/// threads' writes), so this reports what went wrong instead of asserting.
-/// Gives up after 10 s without a byte.
+/// Receives exactly n bytes, or says why it stopped: it asserts nothing, so
+/// a thread of its own can call it (Boost.Test's macros belong to the main
+/// thread: they write the log's checkpoint, and TSan reported the two
+/// threads' writes). Gives up after 10 s without a byte.
 drained drain_exactly(int s, std::size_t n) {
     drained out{std::vector<unsigned char>(n), {}};
     std::size_t got = 0;
@@ -227,6 +211,13 @@ drained drain_exactly(int s, std::size_t n) {
             std::this_thread::sleep_for(1ms);
     }
     return out;
+}
+
+/// drain_exactly for the main thread, which asserts that it got them all.
+std::vector<unsigned char> recv_exactly(int s, std::size_t n) {
+    drained got = drain_exactly(s, n);
+    BOOST_TEST_REQUIRE(got.error.empty(), got.error);
+    return std::move(got.data);
 }
 
 } // namespace
