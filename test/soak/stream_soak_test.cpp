@@ -106,33 +106,27 @@ int setting(const char* name, int tcp_default, int rsocket_default) {
     return value;
 }
 
-// The sanitizers' allocators keep freed memory (ASan's quarantine holds up
-// to 256 MiB), so RSS says nothing there; LSan looks for leaks instead.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool under_a_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool under_a_sanitizer = true;
+#if defined(__has_feature)
+#define CORIO_SOAK_HAS_FEATURE(x) __has_feature(x)
 #else
-constexpr bool under_a_sanitizer = false;
-#endif
-#else
-constexpr bool under_a_sanitizer = false;
+#define CORIO_SOAK_HAS_FEATURE(x) 0
 #endif
 
 // TSan symbolizes a report's stack to match it against the suppressions
 // (test/tsan.supp), and the first time it does, it starts llvm-symbolizer
 // with two pipes to it that stay open for the rest of the process.
-#if defined(__SANITIZE_THREAD__)
-constexpr bool under_thread_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
+#if defined(__SANITIZE_THREAD__) || CORIO_SOAK_HAS_FEATURE(thread_sanitizer)
 constexpr bool under_thread_sanitizer = true;
 #else
 constexpr bool under_thread_sanitizer = false;
 #endif
+
+// The sanitizers' allocators keep freed memory (ASan's quarantine holds up
+// to 256 MiB), so RSS says nothing there; LSan looks for leaks instead.
+#if defined(__SANITIZE_ADDRESS__) || CORIO_SOAK_HAS_FEATURE(address_sanitizer)
+constexpr bool under_a_sanitizer = true;
 #else
-constexpr bool under_thread_sanitizer = false;
+constexpr bool under_a_sanitizer = under_thread_sanitizer;
 #endif
 
 /// Under TSan, starts its symbolizer now, before the warm-up: on rsockets
