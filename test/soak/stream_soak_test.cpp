@@ -325,10 +325,16 @@ std::map<int, std::string> descriptor_targets() {
     return targets;
 }
 
-/// The other processes that hold `target` (a pipe's or socket's name as
-/// readlink gives it), as " (also pid 12 llvm-symbolizer)": a descriptor
-/// shared with a child the runtime started is told apart from one corio kept.
+/// The other processes that hold `target`, a pipe or socket as readlink
+/// names it ("pipe:[11435]"), as " (also pid 12 llvm-symbolizer)": a
+/// descriptor shared with a child the runtime started is told apart from one
+/// corio kept. Other names (an eventfd's "anon_inode:[eventfd]", a path) do
+/// not say which object they are, so they get nothing.
 std::string other_holders(const std::string& target) {
+    const bool names_one_object =
+        (target.starts_with("pipe:[") || target.starts_with("socket:[")) && target.ends_with("]");
+    if (!names_one_object)
+        return {};
     std::string holders;
     const std::string self = std::to_string(::getpid());
     std::error_code ec;
