@@ -279,6 +279,9 @@ BOOST_AUTO_TEST_CASE(counts_must_be_positive) {
                "-C must be between 1 and 2147483647, got 2147483648");
     BOOST_TEST(refusal({"--streams", "0"}) == "--streams must be at least 1");
     BOOST_TEST(refusal({"--threads", "0"}) == "--threads must be at least 1");
+    BOOST_TEST(refusal({"--threads", "1025"}) == "--threads must be between 1 and 1024, got 1025");
+    BOOST_TEST(refusal({"--threads", "5000000000"}) ==
+               "--threads must be between 1 and 1024, got 5000000000");
 }
 
 BOOST_AUTO_TEST_CASE(size_must_lie_within_riostreams_table) {

@@ -27,6 +27,10 @@ namespace {
 
 // riostream hands -I, -C, -B, -i and -k to the C API as int.
 constexpr std::size_t int_max = std::numeric_limits<int>::max();
+// More threads than this only queue for the one io_context they share; the
+// bound keeps a typo (or 5000000000) from starting threads until the
+// system refuses.
+constexpr std::size_t max_threads = 1024;
 constexpr std::size_t largest_port = 65535;
 
 // riostream compares option words with strncasecmp over the word's length,
@@ -295,7 +299,7 @@ po::options_description extension_options() {
         ("streams", po::value<std::string>()->value_name("N"),
          "connections to run side by side (default 1)")
         ("threads", po::value<std::string>()->value_name("M"),
-         "threads running the I/O (default 1)")
+         "threads running the I/O (default 1, at most 1024)")
         ("format", po::value<std::string>()->value_name("table|json|csv"),
          "table (default) is riostream's; json is one object per line")
         ("output", po::value<std::string>()->value_name("FILE"),
@@ -428,6 +432,7 @@ void validate(const options& opts) {
         throw usage_error("--streams must be at least 1");
     if (opts.threads == 0)
         throw usage_error("--threads must be at least 1");
+    check_range("--threads", opts.threads, 1, max_threads);
     if (opts.output_file && opts.output_file->empty())
         throw usage_error("--output needs a file name");
 

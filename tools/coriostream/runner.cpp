@@ -3,12 +3,15 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -55,6 +58,22 @@ runner::runner(const options& opts, const run_settings& settings, report_writer&
 void runner::run() {
     corio::set_poll_mode(io_context_, settings_.polling);
     corio::rpoll_service_of(io_context_.get_executor()).set_spin_budget(settings_.spin_budget);
+    // Every helper thread starts before the test does, so that a thread the
+    // system refuses ends the run before any row, not after some.
+    auto idle_helpers = boost::asio::make_work_guard(io_context_);
+    std::vector<std::thread> helpers;
+    try {
+        for (int i = 1; i < io_threads(opts_); ++i)
+            helpers.emplace_back([this] { io_context_.run(); });
+    } catch (const std::system_error& error) {
+        // Join the ones started: a joinable std::thread destroyed ends the
+        // process.
+        idle_helpers.reset();
+        for (auto& helper : helpers)
+            helper.join();
+        throw run_error("cannot start I/O thread " + std::to_string(helpers.size() + 2) + " of " +
+                        std::to_string(io_threads(opts_)) + ": " + error.code().message());
+    }
     std::exception_ptr outcome;
     boost::asio::co_spawn(connection_executor(), run_role(),
                           [this, &outcome](std::exception_ptr error) {
@@ -64,10 +83,8 @@ void runner::run() {
                               // abandoned: the process is about to exit.
                               io_context_.stop();
                           });
+    idle_helpers.reset();
     progress_.start();
-    std::vector<std::thread> helpers;
-    for (int i = 1; i < io_threads(opts_); ++i)
-        helpers.emplace_back([this] { io_context_.run(); });
     io_context_.run();
     for (auto& helper : helpers)
         helper.join();
