@@ -49,7 +49,8 @@ BOOST_AUTO_TEST_CASE(a_factor_multiplies_a_deadline) {
 }
 
 BOOST_AUTO_TEST_CASE(anything_but_a_number_from_1_to_100_is_refused_by_name) {
-    for (const char* bad : {"", "lots", "0", "0.5", "-2", "101", "3x", "inf", "nan", "1e3", " 2", "2.", ".5", "+2", "0x10"}) {
+    for (const char* bad : {"", "lots", "0", "0.5", "-2", "101", "3x", "inf", "nan", "1e3", " 2",
+                            "2.", ".5", "+2", "0x10"}) {
         const factor_set_to factor(bad);
         BOOST_TEST_CONTEXT("CORIO_TEST_TIME_FACTOR='" << bad << "'") {
             BOOST_CHECK_EXCEPTION(time_factor(), std::invalid_argument, [&](const auto& e) {
