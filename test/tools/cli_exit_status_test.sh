@@ -82,6 +82,34 @@ expect 1 --dry-run --output "$scratch/missing-dir/plan.txt"
 [[ $err == "coriostream: cannot write $scratch/missing-dir/plan.txt: No such file or directory" ]] ||
   fail "unwritable --output: $err"
 
+# A report that cannot be written is a failure with its reason, not exit 0
+# with the table lost (riostream's printf loses it so).
+if [[ -w /dev/full ]]; then
+  "$coriostream" --dry-run >/dev/full 2>"$scratch/err"
+  status=$?
+  [[ $status == 1 && $(cat "$scratch/err") == "coriostream: cannot write standard output: No space left on device" ]] ||
+    fail "--dry-run into a full stdout exited $status: $(cat "$scratch/err")"
+  expect 1 --dry-run --output /dev/full
+  [[ $err == "coriostream: cannot write /dev/full: No space left on device" ]] ||
+    fail "--dry-run --output /dev/full: $err"
+  "$coriostream" --help >/dev/full 2>"$scratch/err"
+  status=$?
+  [[ $status == 1 && $(cat "$scratch/err") == "coriostream: cannot write standard output: No space left on device" ]] ||
+    fail "--help into a full stdout exited $status: $(cat "$scratch/err")"
+else
+  fail "no writable /dev/full to check a report that cannot be written"
+fi
+
+# A closed standard output is refused unless --output takes the report.
+"$coriostream" --dry-run >&- 2>"$scratch/err"
+status=$?
+[[ $status == 1 && $(cat "$scratch/err") == "coriostream: standard output is closed; give --output FILE for the report" ]] ||
+  fail "--dry-run with stdout closed exited $status: $(cat "$scratch/err")"
+"$coriostream" --dry-run --output "$scratch/closed.txt" >&- 2>"$scratch/err"
+status=$?
+[[ $status == 0 && $(head -n 1 "$scratch/closed.txt") == "name      bytes   xfers   iters   total" ]] ||
+  fail "--dry-run --output with stdout closed exited $status: $(cat "$scratch/err")"
+
 if ((failures)); then
   echo "$failures check(s) failed"
   exit 1

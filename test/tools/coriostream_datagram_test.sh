@@ -58,6 +58,32 @@ status=$?
 grep -q '"name":"custom","bytes":1000,"datagrams":500,"echo":true,"transfers":1000,' \
   "$scratch/echo.json" || fail "echo json: $(cat "$scratch/echo.json")"
 stop_server
+
+# 1b. A report that cannot be written: the client's --output and the
+# server's login lines, each exit 1 with the reason.
+if [[ -w /dev/full ]]; then
+  port=$((port + 1))
+  "$coriostream" --datagram --transport tcp -b 127.0.0.1 -p "$port" --timeout 3 \
+    >/dev/full 2>"$scratch/full-server.err" &
+  server_pid=$!
+  for _ in $(seq 50); do
+    ss -Hulpn "sport = :$port" 2>/dev/null | grep -q . && break
+    sleep 0.1
+  done
+  timeout 60 "$coriostream" --datagram --transport tcp -s 127.0.0.1 -p "$port" -C 10 -S 64 \
+    --output /dev/full 2>"$scratch/full-client.err"
+  status=$?
+  [[ $status == 1 && $(cat "$scratch/full-client.err") == "coriostream: cannot write /dev/full: No space left on device" ]] ||
+    fail "client into a full --output exited $status: $(cat "$scratch/full-client.err")"
+  timeout 30 tail --pid="$server_pid" -f /dev/null
+  wait "$server_pid"
+  status=$?
+  server_pid=
+  [[ $status == 1 && $(cat "$scratch/full-server.err") == "coriostream: cannot write standard output: No space left on device" ]] ||
+    fail "server into a full stdout exited $status: $(cat "$scratch/full-server.err")"
+else
+  fail "no writable /dev/full to check a report that cannot be written"
+fi
 grep -q '^client login from 127.0.0.1$' "$scratch/server.out" ||
   fail "server did not report the login: $(cat "$scratch/server.out")"
 

@@ -288,6 +288,39 @@ errors)
     [[ $status == 1 && $(cat "$scratch/err") == "coriostream: rdma_getaddrinfo 127.0.0.1:$port: No such device" ]] ||
       fail "-T r without a device: exited $status: $(cat "$scratch/err")"
   fi
+
+  # A run whose report cannot be written ends with the reason and exit 1,
+  # after the whole run (its peer expects the series).
+  if [[ -w /dev/full ]]; then
+    run --loopback --transport tcp --data-path stream -S 64 -C 1 -I 3 --output /dev/full
+    [[ $status == 1 && $err == "coriostream: cannot write /dev/full: No space left on device" ]] ||
+      fail "a run into a full --output exited $status: $err"
+  else
+    fail "no writable /dev/full to check a report that cannot be written"
+  fi
+
+  # Descriptors 0, 1 and 2 closed: the sockets opened next must not take
+  # their numbers, or the report goes into one of them. stdout closed
+  # without --output is refused; with it, and with stdin and stderr closed,
+  # the run reports as usual.
+  port=$(random_port)
+  "$coriostream" -p "$port" --loopback --transport tcp --data-path stream -S 64 -C 1 -I 3 \
+    >&- 2>"$scratch/err"
+  status=$?
+  [[ $status == 1 && $(cat "$scratch/err") == "coriostream: standard output is closed; give --output FILE for the report" ]] ||
+    fail "a run with stdout closed exited $status: $(cat "$scratch/err")"
+  port=$(random_port)
+  "$coriostream" -p "$port" --loopback --transport tcp --data-path stream -S 64 -C 1 -I 3 \
+    --output "$scratch/closed.txt" <&- >&- 2>&-
+  status=$?
+  [[ $status == 0 && $(grep -c '^custom ' "$scratch/closed.txt") == 1 ]] ||
+    fail "a run with 0, 1 and 2 closed exited $status: $(cat "$scratch/closed.txt")"
+  port=$(random_port)
+  "$coriostream" -p "$port" --loopback --transport tcp --data-path stream -S 64 -C 1 -I 3 \
+    <&- 2>&- >"$scratch/out"
+  status=$?
+  [[ $status == 0 && $(grep -c '^custom ' "$scratch/out") == 1 ]] ||
+    fail "a run with stdin and stderr closed exited $status: $(cat "$scratch/out")"
   ;;
 
 timeout)

@@ -48,7 +48,7 @@ void datagram_report_writer::write_header() {
         out_ << datagram_table_header() << '\n';
     else if (format_ == output_format::csv)
         out_ << csv_columns << '\n';
-    out_.flush();
+    failure_.flush(out_);
 }
 
 void datagram_report_writer::write(const datagram_result& r) {
@@ -75,7 +75,7 @@ void datagram_report_writer::write(const datagram_result& r) {
              << gbps << ',' << per_xfer << ',' << transport_ << '\n';
         break;
     }
-    out_.flush();
+    failure_.flush(out_);
 }
 
 } // namespace coriostream

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "options.hpp"
+#include "write_failure.hpp"
 
 namespace coriostream {
 
@@ -39,11 +40,15 @@ public:
     void write_header();
     void write(const datagram_result& result);
 
+    /// Whether every flush so far reached the stream.
+    const write_failure& failure() const noexcept { return failure_; }
+
 private:
     std::ostream& out_;
     output_format format_;
     std::string transport_;
     bool header_written_ = false;
+    write_failure failure_;
 };
 
 } // namespace coriostream

@@ -24,6 +24,7 @@
 #include "progress_meter.hpp"
 #include "report.hpp"
 #include "run_error.hpp"
+#include "write_failure.hpp"
 
 namespace coriostream {
 
@@ -294,6 +295,7 @@ void run_client(const options& opts, std::ostream& out) {
             std::cerr << "coriostream: " << result.name << ": " << result.lost << " of "
                       << result.count << " datagrams lost\n";
     }
+    writer.failure().throw_if_failed(report_destination(opts));
 }
 
 void run_server(const options& opts, std::ostream& out) {
@@ -309,14 +311,19 @@ void run_server(const options& opts, std::ostream& out) {
     std::uint8_t next_id = 0;
     const auto silence = std::chrono::duration_cast<milliseconds>(opts.timeout);
     message msg;
+    write_failure failure;
     for (;;) {
         udp::endpoint from;
         const auto n = peer.receive(msg, msg.bytes.size(), silence, &from);
-        if (!n)
-            return; // --timeout passed without a datagram
+        if (!n) {
+            // --timeout passed without a datagram
+            failure.throw_if_failed(report_destination(opts));
+            return;
+        }
         switch (msg.op()) {
         case op_login:
-            out << "client login from " << from.address().to_string() << std::endl;
+            out << "client login from " << from.address().to_string() << '\n';
+            failure.flush(out);
             msg.set_id(next_id++);
             [[fallthrough]];
         case op_start:

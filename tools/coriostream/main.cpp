@@ -1,10 +1,15 @@
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <ostream>
 #include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <corio/rdma_available.hpp>
 #include <corio/transport.hpp>
@@ -15,6 +20,7 @@
 #include "run_settings.hpp"
 #include "runner.hpp"
 #include "test_plan.hpp"
+#include "write_failure.hpp"
 
 namespace {
 
@@ -37,6 +43,35 @@ bool open_output(const coriostream::options& opts, std::ofstream& file) {
     return false;
 }
 
+// Descriptors 0, 1 and 2 that the caller left closed get /dev/null.
+// Otherwise the next descriptor opened (a socket, an eventfd) would take
+// the number, and the report or an error message would be written into it:
+// to the peer, or refused. Returns whether standard output was closed, which
+// main refuses unless the report goes to --output; nothing when /dev/null
+// cannot be opened.
+std::optional<bool> open_closed_standard_descriptors() {
+    bool output_was_closed = false;
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        output_was_closed = output_was_closed || fd == STDOUT_FILENO;
+        // open returns the lowest free number, which is fd: every lower one
+        // is open by now.
+        if (::open("/dev/null", O_RDWR) != fd)
+            return std::nullopt;
+    }
+    return output_was_closed;
+}
+
+// A report that did not reach its destination fails the run
+// (write_failure.hpp): 0, or exit_failure with the reason on stderr.
+int exit_status_of(const coriostream::write_failure& failure, const coriostream::options& opts) {
+    if (failure.error() == 0)
+        return 0;
+    std::cerr << "coriostream: " << failure.message(coriostream::report_destination(opts)) << '\n';
+    return exit_failure;
+}
+
 int print_plan(const coriostream::options& opts) {
     std::ofstream file;
     if (!open_output(opts, file))
@@ -44,7 +79,7 @@ int print_plan(const coriostream::options& opts) {
     std::ostream& out = opts.output_file ? file : std::cout;
     coriostream::report_writer writer(out, opts.format, coriostream::describe_run(opts));
     writer.write_plan(coriostream::make_test_plan(opts));
-    return 0;
+    return exit_status_of(writer.failure(), opts);
 }
 
 int run_transfers(const coriostream::options& opts) {
@@ -65,6 +100,7 @@ int run_transfers(const coriostream::options& opts) {
         coriostream::report_writer writer(out, opts.format, metadata);
         coriostream::runner runner(opts, settings, writer);
         runner.run();
+        writer.failure().throw_if_failed(coriostream::report_destination(opts));
     } catch (const std::exception& error) {
         // run_error carries a finished one-line message; anything else
         // (memory, a thread that cannot start) is printed as it comes.
@@ -93,13 +129,23 @@ int run_datagram(const coriostream::options& opts) {
 } // namespace
 
 int main(int argc, char* argv[]) {
+    const auto output_was_closed = open_closed_standard_descriptors();
+    if (!output_was_closed)
+        return exit_failure; // not even stderr may be open
     const char* const program_name = argc > 0 ? argv[0] : "coriostream";
     coriostream::options opts;
     try {
         opts = coriostream::parse_options(argc, argv);
+        if (*output_was_closed && !opts.output_file) {
+            std::cerr << "coriostream: standard output is closed; give --output FILE for the "
+                         "report\n";
+            return exit_failure;
+        }
         if (opts.help) {
             coriostream::print_usage(std::cout, program_name);
-            return 0;
+            coriostream::write_failure failure;
+            failure.flush(std::cout);
+            return exit_status_of(failure, opts);
         }
         coriostream::validate(opts);
     } catch (const coriostream::usage_error& error) {

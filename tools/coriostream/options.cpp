@@ -493,6 +493,10 @@ bool is_custom_test(const options& opts) {
     return opts.iterations || opts.transfer_count || opts.transfer_size;
 }
 
+std::string report_destination(const options& opts) {
+    return opts.output_file ? *opts.output_file : "standard output";
+}
+
 transport_choice effective_transport(const options& opts) {
     return opts.kernel_sockets ? transport_choice::tcp : opts.transport;
 }

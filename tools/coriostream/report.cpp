@@ -213,7 +213,7 @@ void report_writer::write_header() {
     case output_format::json:
         break;
     }
-    out_.flush();
+    failure_.flush(out_);
 }
 
 void report_writer::write(const test_result& result) {
@@ -229,7 +229,7 @@ void report_writer::write(const test_result& result) {
         write_csv_row(result);
         break;
     }
-    out_.flush();
+    failure_.flush(out_);
 }
 
 void report_writer::write_plan(std::span<const connection_plan> plan) {
@@ -254,7 +254,7 @@ void report_writer::write_plan(std::span<const connection_plan> plan) {
         for (const auto& test : connection.tests)
             write_planned_test(connection_number, connection, test);
     }
-    out_.flush();
+    failure_.flush(out_);
 }
 
 void report_writer::write_json_row(const test_result& result) {

@@ -9,6 +9,7 @@
 
 #include "options.hpp"
 #include "test_plan.hpp"
+#include "write_failure.hpp"
 
 namespace coriostream {
 
@@ -65,6 +66,9 @@ public:
     /// without the measured columns.
     void write_plan(std::span<const connection_plan> plan);
 
+    /// Whether every flush so far reached the stream.
+    const write_failure& failure() const noexcept { return failure_; }
+
 private:
     void write_json_row(const test_result& result);
     void write_csv_row(const test_result& result);
@@ -77,6 +81,7 @@ private:
     output_format format_;
     run_metadata metadata_;
     bool header_written_ = false;
+    write_failure failure_;
 };
 
 } // namespace coriostream
