@@ -1,5 +1,4 @@
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -131,7 +130,7 @@ int run_datagram(const coriostream::options& opts) {
 int main(int argc, char* argv[]) {
     const auto output_was_closed = open_closed_standard_descriptors();
     if (!output_was_closed)
-        return exit_failure; // not even stderr may be open
+        return exit_failure; // with no /dev/null, stderr may be closed too: no word
     const char* const program_name = argc > 0 ? argv[0] : "coriostream";
     coriostream::options opts;
     try {
