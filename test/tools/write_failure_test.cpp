@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(a_stream_already_bad_without_errno_is_an_io_error) {
     BOOST_TEST(failure.error() == EIO);
 }
 
-BOOST_AUTO_TEST_CASE(the_report_writer_keeps_the_failure_of_its_rows) {
+BOOST_AUTO_TEST_CASE(the_report_writer_keeps_the_failure_of_its_flush) {
     failing_buffer buffer(EIO);
     std::ostream out(&buffer);
     coriostream::report_writer writer(out, coriostream::output_format::table, {});

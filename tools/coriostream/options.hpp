@@ -124,7 +124,6 @@ void print_usage(std::ostream& out, std::string_view program_name);
 bool is_client(const options& opts);
 /// -I, -C or -S n turn the default series into one custom test.
 bool is_custom_test(const options& opts);
-
 /// Where the report goes, as an error names it: the --output file, or
 /// "standard output".
 std::string report_destination(const options& opts);
