@@ -40,6 +40,10 @@ public:
             return "The registration would pass the locked-memory limit (RLIMIT_MEMLOCK, ulimit -l)";
         case error::ib_address_unsupported:
             return "InfiniBand (AF_IB) addresses are not supported: corio connects to IP addresses";
+        case error::rsocket_cm_capacity_invalid:
+            return "CORIO_RSOCKET_CM_CAPACITY is not a whole number from 1 to 65535";
+        case error::rsocket_listen_capacity_invalid:
+            return "CORIO_RSOCKET_LISTEN_CAPACITY is not a whole number from 1 to 65535";
         }
         return "Unknown corio error";
     }

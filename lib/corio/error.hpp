@@ -59,6 +59,13 @@ enum class error {
     /// rsockets on RoCE, Soft-RoCE included, cannot bind one either (rbind
     /// fails with ENODEV; doc/architecture.md).
     ib_address_unsupported,
+    /// CORIO_RSOCKET_CM_CAPACITY is set, but not to a whole number from 1
+    /// to 65535: every rsocket connect and accept fails with this rather
+    /// than prime a room the variable did not ask for (doc/architecture.md).
+    rsocket_cm_capacity_invalid,
+    /// The same for CORIO_RSOCKET_LISTEN_CAPACITY: every rsocket listen
+    /// fails with this.
+    rsocket_listen_capacity_invalid,
 };
 
 /// Portable conditions, matched by codes from several categories.

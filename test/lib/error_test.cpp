@@ -2,7 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cerrno>
-#include <iterator>
+#include <cstddef>
 #include <set>
 #include <string>
 
@@ -20,20 +20,28 @@ BOOST_AUTO_TEST_CASE(codes_carry_the_corio_category_and_a_message) {
 }
 
 BOOST_AUTO_TEST_CASE(every_error_has_its_own_message) {
-    const error all[] = {error::no_rdma_device,         error::no_remote_mapping,
-                         error::iowrite_out_of_bounds,  error::option_after_connect,
-                         error::not_supported_by_transport, error::protocol_error,
-                         error::protocol_version_mismatch, error::stream_write_unfinished,
-                         error::rsocket_service_full};
+    // Every code from the first to the last: one added without a message
+    // says "Unknown corio error".
+    constexpr int first = static_cast<int>(error::no_rdma_device);
+    constexpr int last = static_cast<int>(error::rsocket_listen_capacity_invalid);
     std::set<std::string> messages;
-    for (auto e : all) {
-        const auto text = make_error_code(e).message();
-        BOOST_TEST(text.find("Unknown") == std::string::npos);
+    for (int value = first; value <= last; ++value) {
+        const auto text = make_error_code(static_cast<error>(value)).message();
+        BOOST_TEST(text.find("Unknown") == std::string::npos, value << ": " << text);
         messages.insert(text);
     }
-    BOOST_TEST(messages.size() == std::size(all));
+    BOOST_TEST(messages.size() == static_cast<std::size_t>(last - first + 1));
     BOOST_TEST(boost::system::error_code(999, corio::error_category()).message() ==
                "Unknown corio error");
+}
+
+BOOST_AUTO_TEST_CASE(capacity_errors_name_their_variable) {
+    BOOST_TEST(make_error_code(error::rsocket_cm_capacity_invalid)
+                   .message()
+                   .find("CORIO_RSOCKET_CM_CAPACITY") != std::string::npos);
+    BOOST_TEST(make_error_code(error::rsocket_listen_capacity_invalid)
+                   .message()
+                   .find("CORIO_RSOCKET_LISTEN_CAPACITY") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(no_rdma_device_condition_matches_enodev_from_rsocket) {

@@ -24,6 +24,7 @@
 #include <corio/detail/background_closer.hpp>
 #include <corio/detail/errno_result.hpp>
 #include <corio/detail/open_rsocket_table.hpp>
+#include <corio/detail/service_capacity.hpp>
 #include <corio/error.hpp>
 
 namespace corio::detail {
@@ -114,10 +115,10 @@ public:
     /// the address the first socket is for.
     using primer = std::size_t (*)(const sockaddr* where, socklen_t len, std::size_t starts);
 
-    service_thread_room(const char* capacity_variable, std::size_t default_capacity,
-                        primer prime, error full, int priming_key) noexcept
+    service_thread_room(const char* capacity_variable, std::size_t default_capacity, primer prime,
+                        error full, error invalid, int priming_key) noexcept
         : capacity_variable_(capacity_variable), default_capacity_(default_capacity),
-          prime_(prime), full_(full), priming_key_(priming_key) {}
+          prime_(prime), full_(full), invalid_(invalid), priming_key_(priming_key) {}
 
     /// Starts priming in the background, once per process, if nothing is
     /// watched yet. The connection room is primed from the process's first
@@ -131,15 +132,16 @@ public:
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return;
         std::lock_guard lock(mutex_);
-        if (primed_ || priming_ || count_ > 0)
+        if (!capacity() || primed_ || priming_ || count_ > 0)
             return;
         priming_ = true;
-        const auto job = [this, family] {
+        const std::size_t starts = (*capacity() + 3) / 4;
+        const auto job = [this, family, starts] {
             // Any local address: rdma_cm finds the device.
             sockaddr_storage any{};
             any.ss_family = static_cast<sa_family_t>(family);
-            const std::size_t done = prime_(reinterpret_cast<sockaddr*>(&any), length_of(any),
-                                            (wanted_capacity() + 3) / 4);
+            const std::size_t done =
+                prime_(reinterpret_cast<sockaddr*>(&any), length_of(any), starts);
             std::lock_guard lock(mutex_);
             primed(done);
         };
@@ -155,18 +157,21 @@ public:
     /// started; a wildcard address means any local one. While a background
     /// priming runs, or the room is full but closes under way will free it,
     /// a claim that may not wait (on an io_context thread) gets try_again
-    /// and is retried by its operation; one that may waits.
+    /// and is retried by its operation; one that may waits. While the
+    /// capacity variable is invalid, every claim fails with its error.
     error_code claim(const sockaddr* where, socklen_t len, bool may_wait = true) {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY)
             return {};
         std::unique_lock lock(mutex_);
+        if (!capacity())
+            return invalid_;
         if (priming_) {
             if (!may_wait)
                 return boost::asio::error::try_again;
             freed_.wait(lock, [this] { return !priming_; });
         }
         if (count_ == 0 && !primed_)
-            primed(prime_(where, len, (wanted_capacity() + 3) / 4));
+            primed(prime_(where, len, (*capacity() + 3) / 4));
         // Closes run in the background: a server that closes its listeners
         // and opens new ones at once finds the room taken by closes still
         // queued or under way. Those end soon, so wait for them, boundedly,
@@ -234,13 +239,16 @@ public:
 private:
     bool closes_pending() const { return closing_ > 0 || background_jobs_pending() > 0; }
 
-    std::size_t wanted_capacity() const {
-        if (const char* text = std::getenv(capacity_variable_)) {
-            const long n = std::strtol(text, nullptr, 10);
-            if (n > 0)
-                return static_cast<std::size_t>(n);
+    /// What the capacity variable asks for, empty when it is invalid; read
+    /// at the first call, with the mutex held, which is the process's first
+    /// stream rsocket (start_priming) or listen: a program may set the
+    /// variable until then.
+    const std::optional<std::size_t>& capacity() {
+        if (!capacity_read_) {
+            capacity_ = parse_service_capacity(std::getenv(capacity_variable_), default_capacity_);
+            capacity_read_ = true;
         }
-        return default_capacity_;
+        return capacity_;
     }
 
     /// Records a priming that started the thread `done` times, with the
@@ -258,7 +266,7 @@ private:
             // thread's own socket; the next real start adds 4 more. The
             // capacity asked for is the limit, even where the array has a
             // few more entries.
-            room_ = std::min(4 * done + 3, wanted_capacity());
+            room_ = std::min(4 * done + 3, *capacity());
         }
     }
 
@@ -266,12 +274,15 @@ private:
     const std::size_t default_capacity_;
     const primer prime_;
     const error full_;
+    const error invalid_;
     const int priming_key_;
     /// The longest a claim waits for closes under way to free room.
     static constexpr std::chrono::seconds closing_wait{5};
 
     std::mutex mutex_;
     std::condition_variable freed_;
+    std::optional<std::size_t> capacity_;
+    bool capacity_read_ = false;
     std::unordered_set<int> watched_;
     /// Watched sockets plus claims in flight.
     std::size_t count_ = 0;
@@ -506,7 +517,7 @@ constexpr int listen_priming_key = -2;
 service_thread_room& connection_room() {
     static auto* instance = new service_thread_room(
         "CORIO_RSOCKET_CM_CAPACITY", 256, prime_connect_service, error::rsocket_service_full,
-        connection_priming_key);
+        error::rsocket_cm_capacity_invalid, connection_priming_key);
     return *instance;
 }
 
@@ -515,7 +526,8 @@ service_thread_room& connection_room() {
 service_thread_room& listen_room() {
     static auto* instance =
         new service_thread_room("CORIO_RSOCKET_LISTEN_CAPACITY", 64, prime_listen_service,
-                                error::rsocket_listen_service_full, listen_priming_key);
+                                error::rsocket_listen_service_full,
+                                error::rsocket_listen_capacity_invalid, listen_priming_key);
     return *instance;
 }
 

@@ -47,7 +47,7 @@ constexpr int capacity = 5;
 /// its array starts with.
 constexpr int listen_capacity = 8;
 
-/// Set before the first connect or accept, which is when corio reads it.
+/// Set before the process's first rsocket, which is when corio reads them.
 struct small_room {
     small_room() {
         if (!CORIO_RDMACM_CM_SERVICE_GROWS_UNSAFELY) {
@@ -76,8 +76,10 @@ asio::awaitable<void> check_echo(corio::stream& a, corio::stream& b, unsigned ch
 
 } // namespace
 
-CORIO_TEST_TRANSPORT_FIXTURE();
+// First: the transport check opens an rsocket, and corio reads the variables
+// at the process's first one.
 BOOST_TEST_GLOBAL_FIXTURE(small_room);
+CORIO_TEST_TRANSPORT_FIXTURE();
 
 CORIO_COROUTINE_TEST_CASE_WITH_DEADLINE(connect_and_accept_beyond_the_room_fail_with_service_full,
                                         120s) {
