@@ -17,7 +17,8 @@ inline constexpr std::size_t max_service_capacity = 65535;
 /// anything else. A value that is not taken as written is refused rather
 /// than read as something else: the room is primed before the first
 /// connection, a thread start per 4 places, so a mistyped "1000000" or
-/// "-1" must not become a prime of hours or the default without a word.
+/// "-1" must not become half an hour of priming, or the default, without
+/// a word.
 std::optional<std::size_t> parse_service_capacity(const char* text, std::size_t fallback) noexcept;
 
 } // namespace corio::detail
