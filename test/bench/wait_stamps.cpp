@@ -45,6 +45,10 @@ struct record {
     std::int32_t thread;
     std::int32_t fd;
     call what;
+    // Set, with release, once the fields above are written: the writer at
+    // exit may run while other threads still record, and reads a slot only
+    // when its record is whole (claimed but unwritten slots are skipped).
+    std::atomic<bool> complete;
 };
 
 // Fixed room, claimed with one atomic add: recording allocates nothing and
@@ -85,8 +89,16 @@ auto timed(call what, int fd, Body body) {
     const int saved_errno = errno;
     const std::uint64_t exit = now_ns();
     const std::size_t slot = claimed.fetch_add(1, std::memory_order_relaxed);
-    if (slot < capacity)
-        records[slot] = {entry, exit, static_cast<std::int64_t>(result), this_thread(), fd, what};
+    if (slot < capacity) {
+        record& r = records[slot];
+        r.entry = entry;
+        r.exit = exit;
+        r.result = static_cast<std::int64_t>(result);
+        r.thread = this_thread();
+        r.fd = fd;
+        r.what = what;
+        r.complete.store(true, std::memory_order_release);
+    }
     errno = saved_errno;
     return result;
 }
@@ -97,8 +109,7 @@ auto timed(call what, int fd, Body body) {
         return;
     // The program's threads may still run (rsockets' service threads are
     // never joined): stop recording, and write only the slots claimed so far
-    // by calls that have also returned their records (a claim without its
-    // record reads as zeros and is skipped).
+    // whose records are complete.
     started.store(false, std::memory_order_relaxed);
     const std::size_t recorded = std::min(claimed.load(std::memory_order_acquire), capacity);
     std::FILE* out = std::fopen(path, "w");
@@ -108,7 +119,7 @@ auto timed(call what, int fd, Body body) {
     }
     for (std::size_t i = 0; i < recorded; ++i) {
         const record& r = records[i];
-        if (r.entry == 0)
+        if (!r.complete.load(std::memory_order_acquire))
             continue;
         std::fprintf(out, "%d %s %d %llu %llu %lld\n", r.thread,
                      call_names[static_cast<int>(r.what)], r.fd,
