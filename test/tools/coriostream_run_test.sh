@@ -4,9 +4,10 @@
 # numbers in it, stderr and the exit status. $2 names the case, one per
 # meson test, so that meson runs and times them separately.
 #
-# Every run but one uses small custom counts: the default series makes
-# 100000 round trips of 64 bytes, about 13 s on a 2-core machine over TCP
-# loopback. The `default` case is the one real default series.
+# Every run but those of two cases uses small custom counts: the default
+# series makes 100000 round trips of 64 bytes, about 3 s on a 2-core
+# machine over TCP loopback in one process, about 12 s against rstream.
+# The `default` and `rstream` cases are the real default series.
 set -uo pipefail
 
 coriostream=${1:?usage: coriostream_run_test.sh path/to/coriostream CASE}
@@ -588,6 +589,32 @@ fallback)
   check_table "iomap on tcp" custom
   [[ $err == "coriostream: on tcp, --data-path iomap through corio's emulation of riomap and riowrite, with --notify message (the peer must be coriostream)" ]] ||
     fail "iomap on tcp notice: '$err'"
+  ;;
+
+loopback_one_thread)
+  # --loopback on one thread: the server half runs only when the client
+  # lets the thread go, so a busy call that would block is made once before
+  # it waits, not the 128 times of streams beside others, which made the
+  # 64_lat row 12 times slower (doc/performance.md, session 39). Counted as
+  # the reads that fail with EAGAIN, on both data paths: about one at each
+  # end per round trip, where 128 calls made 256.
+  command -v strace >/dev/null || { echo "SKIP: strace is not installed"; exit 77; }
+  iterations=200
+  for path in stream iomap; do
+    # LeakSanitizer cannot run under ptrace (see the -B case above).
+    run_prefix=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+                strace -f -qq -Z -e trace=read,readv,recvfrom,recvmsg -o "$scratch/strace")
+    run --loopback --transport tcp --data-path "$path" --poll-mode busy -S 64 -C 1 -I "$iterations"
+    run_prefix=()
+    [[ $status == 0 ]] || fail "busy --loopback on the $path path exited $status: $err"
+    check_table "busy --loopback on the $path path" custom
+    would_block=$(grep -c 'EAGAIN' "$scratch/strace")
+    # The test's round trips and the sync's one.
+    round_trips=$((iterations + 1))
+    ((would_block > 0)) || fail "$path path: strace saw no read that would block"
+    ((would_block <= 4 * round_trips)) ||
+      fail "$path path: $would_block reads would block in $round_trips round trips, over 4 each"
+  done
   ;;
 
 *)

@@ -161,6 +161,28 @@ BOOST_AUTO_TEST_CASE(the_test_letters_choose_the_poll_mode_as_riostream_waits) {
                "it sleeps");
 }
 
+BOOST_AUTO_TEST_CASE(loopback_streams_and_threads_say_what_shares_a_streams_threads) {
+    using coriostream::thread_sharing;
+    const auto sharing = [](std::initializer_list<const char*> args) {
+        return settle(args, true).settings.sharing;
+    };
+    // One stream, its peer in another process, on however many threads.
+    BOOST_TEST((sharing({}) == thread_sharing::stream_alone));
+    BOOST_TEST((sharing({"--threads", "2"}) == thread_sharing::stream_alone));
+    BOOST_TEST((sharing({"-s", "127.0.0.1"}) == thread_sharing::stream_alone));
+    // Other streams, whose peers are elsewhere or on another thread.
+    BOOST_TEST((sharing({"--streams", "2"}) == thread_sharing::other_streams));
+    BOOST_TEST((sharing({"--streams", "2", "--threads", "2"}) == thread_sharing::other_streams));
+    BOOST_TEST((sharing({"--loopback", "--threads", "2"}) == thread_sharing::other_streams));
+    BOOST_TEST((sharing({"--loopback", "--threads", "2", "--streams", "4"}) ==
+                thread_sharing::other_streams));
+    // --loopback on one thread: the server half takes turns with the client.
+    BOOST_TEST((sharing({"--loopback"}) == thread_sharing::peer_on_this_thread));
+    BOOST_TEST((sharing({"--loopback", "--threads", "1"}) == thread_sharing::peer_on_this_thread));
+    BOOST_TEST((sharing({"--loopback", "--streams", "4"}) == thread_sharing::peer_on_this_thread));
+    BOOST_TEST((sharing({"--loopback", "-T", "b"}) == thread_sharing::peer_on_this_thread));
+}
+
 BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {
     BOOST_TEST((settle({"-f", "ip"}, true).settings.host_format == corio::address_format::ip));
     BOOST_TEST((settle({"-f", "ipv6"}, true).settings.host_format == corio::address_format::ipv6));

@@ -102,17 +102,28 @@ CORIO_COROUTINE_TEST_CASE(a_read_the_peer_ends_first_fails_with_eof) {
 }
 
 BOOST_AUTO_TEST_CASE(only_busy_mode_calls_again_before_it_waits) {
-    for (const bool alone : {false, true}) {
-        BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::busy, alone) > 1);
-        BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::thread, alone) == 1);
+    using coriostream::thread_sharing;
+    for (const auto sharing : {thread_sharing::stream_alone, thread_sharing::other_streams}) {
+        BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::busy, sharing) > 1);
+        BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::thread, sharing) == 1);
     }
 }
 
 // Beside other streams a busy wait gives the thread back sooner than a
 // stream alone on its io_context does.
 BOOST_AUTO_TEST_CASE(a_stream_alone_calls_again_more_often_than_one_beside_others) {
-    BOOST_TEST(coriostream::attempts_before_wait(corio::poll_mode::busy, true) >
-               coriostream::attempts_before_wait(corio::poll_mode::busy, false));
+    using coriostream::thread_sharing;
+    BOOST_TEST(
+        coriostream::attempts_before_wait(corio::poll_mode::busy, thread_sharing::stream_alone) >
+        coriostream::attempts_before_wait(corio::poll_mode::busy, thread_sharing::other_streams));
+}
+
+// With the peer's half on the same thread the answer cannot come while the
+// call holds the thread: one call, then the wait lets the peer run.
+BOOST_AUTO_TEST_CASE(a_stream_whose_peer_shares_its_one_thread_calls_once) {
+    for (const auto mode : {corio::poll_mode::busy, corio::poll_mode::thread})
+        BOOST_TEST(coriostream::attempts_before_wait(
+                       mode, coriostream::thread_sharing::peer_on_this_thread) == 1);
 }
 
 CORIO_COROUTINE_TEST_CASE(calls_made_again_keep_what_moved_and_end_without_an_error) {

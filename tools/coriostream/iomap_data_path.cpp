@@ -30,9 +30,11 @@ constexpr std::uint8_t no_marker = 0xff;
 // executor, in every poll mode. Nothing signals the byte's arrival (the
 // peer's NIC writes it), so looking is the only way.
 //
-// Beside other streams (--streams, --loopback): a few microseconds, short
-// enough for the other connections on the same thread to get their turn,
-// long enough that a wait does not cost a post per look.
+// Beside other streams, or the peer's own half (--streams, --loopback): a
+// few microseconds, short enough for the other connections on the same
+// thread to get their turn, long enough that a wait does not cost a post
+// per look. A marker the peer's riowrite already sent can land during them:
+// the NIC (in Soft-RoCE, the kernel) writes it, not the peer's thread.
 constexpr int looks_per_yield_shared = 1024;
 // A stream alone on its io_context yields only for the watchdog and the
 // progress meter, whose timers count in seconds. A yield inside a wait
@@ -60,8 +62,9 @@ void store_marker(std::uint8_t& byte, std::uint8_t value) noexcept {
 iomap_data_path::iomap_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
       recv_call_(call_name(context.transport, "recv")),
-      attempts_(attempts_before_wait(context.polling, context.stream_alone)),
-      looks_per_yield_(context.stream_alone ? looks_per_yield_alone : looks_per_yield_shared) {}
+      attempts_(attempts_before_wait(context.polling, context.sharing)),
+      looks_per_yield_(context.sharing == thread_sharing::stream_alone ? looks_per_yield_alone
+                                                                       : looks_per_yield_shared) {}
 
 // Inline into run_test, with call_once, as stream_data_path::try_xfer is.
 [[gnu::always_inline]] inline std::optional<boost::asio::awaitable<void>>

@@ -78,6 +78,13 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
         settings.notify = notify_method::message;
     }
 
+    // --loopback's server half runs on the client's io_context: on one
+    // thread, the two halves take turns.
+    if (opts.loopback && opts.threads == 1)
+        settings.sharing = thread_sharing::peer_on_this_thread;
+    else if (opts.loopback || opts.streams > 1)
+        settings.sharing = thread_sharing::other_streams;
+
     if (opts.host_format == address_format::gid && settings.transport == corio::transport::tcp)
         throw run_error("-f gid needs rsockets; kernel TCP has no AF_IB (no RDMA device here)");
 

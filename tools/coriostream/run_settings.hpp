@@ -8,6 +8,7 @@
 #include <corio/transport.hpp>
 
 #include "options.hpp"
+#include "thread_sharing.hpp"
 
 namespace coriostream {
 
@@ -23,17 +24,21 @@ struct run_settings {
     corio::address_format host_format = corio::address_format::name;
     /// getaddrinfo, or rdma_getaddrinfo for -T r and -f gid.
     corio::resolve_method lookup = corio::resolve_method::getaddrinfo;
+    /// What shares a stream's threads, from --streams, --loopback and
+    /// --threads.
+    thread_sharing sharing = thread_sharing::stream_alone;
 };
 
 /// Settles the transport (--transport auto takes rsockets when
-/// `rdma_available`), the data path, the notification and the poll mode for
-/// validated options. The iomap path runs on tcp through corio's emulation
-/// of riomap and riowrite, which needs coriostream at both ends and the
-/// notify message (over tcp an iowrite lands only during a receive, so no
-/// marker could be seen); without --data-path, tcp under -T s (rstream's
-/// kernel-socket mode, whose peer may be rstream) takes the stream path.
-/// Where auto falls back to tcp, or the iomap path runs emulated, it writes
-/// one line saying so to `notices`. Throws run_error for what cannot run:
+/// `rdma_available`), the data path, the notification, the poll mode and
+/// what shares a stream's threads for validated options. The iomap path runs
+/// on tcp through corio's emulation of riomap and riowrite, which needs
+/// coriostream at both ends and the notify message (over tcp an iowrite
+/// lands only during a receive, so no marker could be seen); without
+/// --data-path, tcp under -T s (rstream's kernel-socket mode, whose peer may
+/// be rstream) takes the stream path. Where auto falls back to tcp, or the
+/// iomap path runs emulated, it writes one line saying so to `notices`.
+/// Throws run_error for what cannot run:
 /// --notify marker on tcp, -f gid where no RDMA device makes rsockets the
 /// transport, and a -k beyond Linux's TCP_KEEPIDLE limit.
 run_settings settle_run_settings(const options& opts, bool rdma_available, std::ostream& notices);

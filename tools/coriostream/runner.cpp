@@ -49,7 +49,7 @@ int io_threads(const options& opts) {
 runner::runner(const options& opts, const run_settings& settings, report_writer& report)
     : opts_(opts), settings_(settings), report_(report), plan_(make_test_plan(opts)),
       session_settings_{settings.transport, settings.data_path, settings.notify, settings.polling,
-                        opts.verify,        opts.streams == 1 && !opts.loopback, opts.timeout},
+                        opts.verify,        settings.sharing,   opts.timeout},
       client_patterns_(opts.streams), server_patterns_(opts.streams),
       io_context_(io_threads(opts)),
       progress_(connection_executor(), isatty(STDERR_FILENO) == 1),

@@ -56,7 +56,7 @@ boost::asio::awaitable<void> session::run(const connection_plan& plan, stream_gr
                                        is_client_,
                                        settings_.verify,
                                        settings_.polling,
-                                       settings_.stream_alone,
+                                       settings_.sharing,
                                        settings_.notify,
                                        pattern_,
                                        watchdog,

@@ -15,6 +15,7 @@
 #include "progress_meter.hpp"
 #include "stream_group.hpp"
 #include "test_plan.hpp"
+#include "thread_sharing.hpp"
 
 namespace coriostream {
 
@@ -25,11 +26,10 @@ struct session_settings {
     notify_method notify = notify_method::marker;
     corio::poll_mode polling = corio::poll_mode::thread;
     bool verify = false;
-    /// The run has one stream and one process side per io_context (no
-    /// --streams, no --loopback): nothing else on its threads needs a turn
-    /// within microseconds, so its marker waits look for longer between
-    /// yields and its busy calls are retried more often before they wait.
-    bool stream_alone = false;
+    /// What shares the stream's threads: it decides how often a busy call is
+    /// made again before it waits, and how long a marker wait looks between
+    /// yields.
+    thread_sharing sharing = thread_sharing::other_streams;
     /// --timeout: how long the peer may make no progress; zero is forever.
     std::chrono::seconds timeout{};
 };

@@ -15,7 +15,7 @@ constexpr std::size_t sync_size = 16;
 stream_data_path::stream_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
       recv_call_(call_name(context.transport, "recv")),
-      attempts_(attempts_before_wait(context.polling, context.stream_alone)) {}
+      attempts_(attempts_before_wait(context.polling, context.sharing)) {}
 
 // Inline: every transfer ends here, nearly all of them inside try_xfer.
 inline void stream_data_path::end_xfer(io_call what, std::span<std::uint8_t> data, bool timed,

@@ -15,6 +15,7 @@
 #include "options.hpp"
 #include "peer_watchdog.hpp"
 #include "progress_meter.hpp"
+#include "thread_sharing.hpp"
 
 namespace coriostream {
 
@@ -26,8 +27,8 @@ struct transfer_context {
     bool is_client;
     bool verify;
     corio::poll_mode polling;
-    /// session_settings::stream_alone.
-    bool stream_alone;
+    /// session_settings::sharing.
+    thread_sharing sharing;
     notify_method notify;
     data_pattern& pattern;
     peer_watchdog& watchdog;

@@ -9,10 +9,18 @@ namespace coriostream {
 
 using boost::system::error_code;
 
-int attempts_before_wait(corio::poll_mode mode, bool stream_alone) noexcept {
+int attempts_before_wait(corio::poll_mode mode, thread_sharing sharing) noexcept {
     if (mode != corio::poll_mode::busy)
         return 1;
-    return stream_alone ? 8192 : 128;
+    switch (sharing) {
+    case thread_sharing::stream_alone:
+        return 8192;
+    case thread_sharing::other_streams:
+        return 128;
+    case thread_sharing::peer_on_this_thread:
+        break;
+    }
+    return 1;
 }
 
 boost::asio::awaitable<error_code> rest_of_all(corio::stream& stream, io_call what,

@@ -14,6 +14,8 @@
 #include <corio/poll_mode.hpp>
 #include <corio/stream.hpp>
 
+#include "thread_sharing.hpp"
+
 namespace coriostream {
 
 // The data paths' calls, as riostream makes them: try the call, and wait
@@ -89,21 +91,25 @@ namespace detail {
     return true;
 }
 
-/// The `attempts` for try_all in `mode`. In busy mode a call that would
-/// block is made again, as rstream's and riostream's default loops do
-/// (nonblocking rsend/rrecv/riowrite, retried on EAGAIN), before the caller
-/// waits through the library, whose wait costs an operation, a turn of the
-/// busy task and a coroutine resumption (doc/performance.md, session 12).
-/// Bounded, so that other streams on the thread and the watchdog get their
-/// turn: beside other streams (`stream_alone` false), 128 calls, which take
-/// longer than the answer of a 64-byte ping-pong in the Soft-RoCE guest
-/// usually does (tens of microseconds). A stream alone on its io_context
-/// makes 8,192: nothing else on its threads needs a turn within
-/// milliseconds, and a wait in the middle of a transfer answers late, which
-/// between two coriostreams lengthened the other end's wait in turn
-/// (doc/performance.md, session 24). The waiting modes never retry: they
-/// wait.
-int attempts_before_wait(corio::poll_mode mode, bool stream_alone) noexcept;
+/// The `attempts` for try_all in `mode`, with `sharing` on the stream's
+/// threads. In busy mode a call that would block is made again, as rstream's
+/// and riostream's default loops do (nonblocking rsend/rrecv/riowrite,
+/// retried on EAGAIN), before the caller waits through the library, whose
+/// wait costs an operation, a turn of the busy task and a coroutine
+/// resumption (doc/performance.md, session 12). Bounded, so that other
+/// streams on the thread and the watchdog get their turn:
+/// - beside other streams, 128 calls, which take longer than the answer of
+///   a 64-byte ping-pong in the Soft-RoCE guest usually does (tens of
+///   microseconds);
+/// - a stream alone on its io_context makes 8,192: nothing else on its
+///   threads needs a turn within milliseconds, and a wait in the middle of a
+///   transfer answers late, which between two coriostreams lengthened the
+///   other end's wait in turn (doc/performance.md, session 24);
+/// - with the peer's half on the one thread, one: the answer cannot come
+///   while the call holds the thread, and 128 calls made --loopback's 64_lat
+///   row 12 times slower over tcp (doc/performance.md, session 39).
+/// The waiting modes never retry: they wait.
+int attempts_before_wait(corio::poll_mode mode, thread_sharing sharing) noexcept;
 
 /// Makes `what` over the rest of `data`, from `done` on, waiting whenever
 /// it would block; the first error, or none.
