@@ -170,17 +170,21 @@ BOOST_AUTO_TEST_CASE(loopback_streams_and_threads_say_what_shares_a_streams_thre
     BOOST_TEST((sharing({}) == thread_sharing::stream_alone));
     BOOST_TEST((sharing({"--threads", "2"}) == thread_sharing::stream_alone));
     BOOST_TEST((sharing({"-s", "127.0.0.1"}) == thread_sharing::stream_alone));
-    // Other streams, whose peers are elsewhere or on another thread.
+    // Other streams, whose peers are elsewhere or have threads enough.
     BOOST_TEST((sharing({"--streams", "2"}) == thread_sharing::other_streams));
     BOOST_TEST((sharing({"--streams", "2", "--threads", "2"}) == thread_sharing::other_streams));
     BOOST_TEST((sharing({"--loopback", "--threads", "2"}) == thread_sharing::other_streams));
-    BOOST_TEST((sharing({"--loopback", "--threads", "2", "--streams", "4"}) ==
+    BOOST_TEST((sharing({"--loopback", "--threads", "8", "--streams", "4"}) ==
                 thread_sharing::other_streams));
-    // --loopback on one thread: the server half takes turns with the client.
-    BOOST_TEST((sharing({"--loopback"}) == thread_sharing::peer_on_this_thread));
-    BOOST_TEST((sharing({"--loopback", "--threads", "1"}) == thread_sharing::peer_on_this_thread));
-    BOOST_TEST((sharing({"--loopback", "--streams", "4"}) == thread_sharing::peer_on_this_thread));
-    BOOST_TEST((sharing({"--loopback", "-T", "b"}) == thread_sharing::peer_on_this_thread));
+    // --loopback with fewer threads than halves: a server half may wait for
+    // the thread its client holds.
+    const auto peer = thread_sharing::peer_on_these_threads;
+    BOOST_TEST((sharing({"--loopback"}) == peer));
+    BOOST_TEST((sharing({"--loopback", "--threads", "1"}) == peer));
+    BOOST_TEST((sharing({"--loopback", "--streams", "4"}) == peer));
+    BOOST_TEST((sharing({"--loopback", "-T", "b"}) == peer));
+    BOOST_TEST((sharing({"--loopback", "--threads", "2", "--streams", "2"}) == peer));
+    BOOST_TEST((sharing({"--loopback", "--threads", "7", "--streams", "4"}) == peer));
 }
 
 BOOST_AUTO_TEST_CASE(address_formats_map_onto_corios) {

@@ -30,7 +30,7 @@ constexpr std::uint8_t no_marker = 0xff;
 // executor, in every poll mode. Nothing signals the byte's arrival (the
 // peer's NIC writes it), so looking is the only way.
 //
-// Beside other streams, or the peer's own half (--streams, --loopback): a
+// Beside other streams, or the peers' own halves (--streams, --loopback): a
 // few microseconds, short enough for the other connections on the same
 // thread to get their turn, long enough that a wait does not cost a post
 // per look. A marker the peer's riowrite already sent can land during them:

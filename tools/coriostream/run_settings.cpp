@@ -78,10 +78,10 @@ run_settings settle_run_settings(const options& opts, bool rdma_available, std::
         settings.notify = notify_method::message;
     }
 
-    // --loopback's server half runs on the client's io_context: on one
-    // thread, the two halves take turns.
-    if (opts.loopback && opts.threads == 1)
-        settings.sharing = thread_sharing::peer_on_this_thread;
+    // --loopback's server halves run on the clients' io_context: with
+    // fewer threads than halves, some take turns with their peers.
+    if (opts.loopback && opts.threads < 2 * opts.streams)
+        settings.sharing = thread_sharing::peer_on_these_threads;
     else if (opts.loopback || opts.streams > 1)
         settings.sharing = thread_sharing::other_streams;
 

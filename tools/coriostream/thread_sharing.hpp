@@ -11,12 +11,14 @@ enum class thread_sharing {
     /// microseconds.
     stream_alone,
     /// Other streams, whose peers can answer while this one holds its
-    /// thread: --streams, or --loopback over two threads or more.
+    /// thread: --streams, or --loopback with a thread for each half of
+    /// every stream.
     other_streams,
-    /// The peer's own half, on the one thread that runs both (--loopback
-    /// with --threads 1): no answer can come until this stream lets the
-    /// thread go.
-    peer_on_this_thread,
+    /// The peers' own halves, on the same threads, and fewer threads than
+    /// halves (--loopback, as on one thread): a peer may be queued behind
+    /// this stream for a thread, and no answer can come from it until this
+    /// stream lets the thread go.
+    peer_on_these_threads,
 };
 
 } // namespace coriostream

@@ -17,7 +17,7 @@ int attempts_before_wait(corio::poll_mode mode, thread_sharing sharing) noexcept
         return 8192;
     case thread_sharing::other_streams:
         return 128;
-    case thread_sharing::peer_on_this_thread:
+    case thread_sharing::peer_on_these_threads:
         break;
     }
     return 1;

@@ -105,9 +105,11 @@ namespace detail {
 ///   threads needs a turn within milliseconds, and a wait in the middle of a
 ///   transfer answers late, which between two coriostreams lengthened the
 ///   other end's wait in turn (doc/performance.md, session 24);
-/// - with the peer's half on the one thread, one: the answer cannot come
-///   while the call holds the thread, and 128 calls made --loopback's 64_lat
-///   row 12 times slower over tcp (doc/performance.md, session 39).
+/// - with the peers' halves on the same threads, fewer than the halves,
+///   one: the answer may need the thread the call holds, and 128 calls made
+///   --loopback's 64_lat row 12 times slower over tcp on one thread and 5–7
+///   times slower with two threads and four streams (doc/performance.md,
+///   session 39).
 /// The waiting modes never retry: they wait.
 int attempts_before_wait(corio::poll_mode mode, thread_sharing sharing) noexcept;
 
