@@ -44,6 +44,9 @@ public:
             return "CORIO_RSOCKET_CM_CAPACITY is not a whole number from 1 to 65535";
         case error::rsocket_listen_capacity_invalid:
             return "CORIO_RSOCKET_LISTEN_CAPACITY is not a whole number from 1 to 65535";
+        case error::iomap_slots_exhausted:
+            return "No iomap slot is free for a writable mapping: on rsockets the peer's "
+                   "iomap_size (RDMA_IOMAPSIZE) bounds them, and a peer that set none has none";
         }
         return "Unknown corio error";
     }

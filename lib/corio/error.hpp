@@ -66,6 +66,14 @@ enum class error {
     /// The same for CORIO_RSOCKET_LISTEN_CAPACITY: every rsocket listen
     /// fails with this.
     rsocket_listen_capacity_invalid,
+    /// A PROT_WRITE iomap_registration found no free slot. On rsockets the
+    /// peer's iomap_size (RDMA_IOMAPSIZE) bounds this side's writable
+    /// mappings, and a peer that set none (rstream, coriostream --data-path
+    /// stream) offers none; rdma-core says ENOMEM, as it does for memory it
+    /// cannot pin, but corio checks RLIMIT_MEMLOCK before it asks, so an
+    /// ENOMEM past that check is this. On the tcp emulation this side's own
+    /// iomap_size bounds them.
+    iomap_slots_exhausted,
 };
 
 /// Portable conditions, matched by codes from several categories.

@@ -28,6 +28,11 @@ iomap_registration::iomap_registration(std::shared_ptr<detail::socket_impl> impl
     }
     offset_ = impl->socket_.ops()->iomap(impl->socket_.get(), region.data(), region.size(), prot,
                                          offset, ec);
+    // The memlock limit was checked above, so a writable mapping's ENOMEM is
+    // the slot table: v44's riomap says ENOMEM before ibv_reg_mr when the
+    // table the peer offered is full, and the tcp emulation mirrors it.
+    if (ec == boost::system::errc::not_enough_memory && prot == PROT_WRITE)
+        ec = error::iomap_slots_exhausted;
     if (ec) {
         budget.release(pinned);
         return;

@@ -31,8 +31,9 @@ namespace corio {
 /// set before connect (on an acceptor, before listen), to at least the
 /// number of PROT_WRITE mappings either end holds at once: on rsockets this
 /// side's mappings are announced into a table the peer keeps, so the peer's
-/// iomap_size is what bounds them (ENOMEM beyond it); on the tcp emulation
-/// this side's own does.
+/// iomap_size is what bounds them (error::iomap_slots_exhausted beyond it,
+/// and at once when the peer set none); on the tcp emulation this side's own
+/// does.
 ///
 /// The region's pinned size (whole pages) is taken from the stream's
 /// corio::pinned_memory_budget first (pinned_memory_budget_exhausted when it

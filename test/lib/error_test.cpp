@@ -23,7 +23,7 @@ BOOST_AUTO_TEST_CASE(every_error_has_its_own_message) {
     // Every code from the first to the last: one added without a message
     // says "Unknown corio error".
     constexpr int first = static_cast<int>(error::no_rdma_device);
-    constexpr int last = static_cast<int>(error::rsocket_listen_capacity_invalid);
+    constexpr int last = static_cast<int>(error::iomap_slots_exhausted);
     std::set<std::string> messages;
     for (int value = first; value <= last; ++value) {
         const auto text = make_error_code(static_cast<error>(value)).message();

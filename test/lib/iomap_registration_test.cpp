@@ -244,6 +244,33 @@ CORIO_COROUTINE_TEST_CASE(offset_minus_one_lets_the_transport_choose_the_buffer_
     BOOST_TEST(std::all_of(region.begin(), region.begin() + 100, [](unsigned char b) { return b == 0; }));
 }
 
+CORIO_COROUTINE_TEST_CASE(a_writable_mapping_past_iomap_size_is_refused_by_name) {
+    auto [client, server] = co_await make_mappable_pair();
+    std::vector<unsigned char> first(4096, 0);
+    std::vector<unsigned char> second(4096, 0);
+    corio::iomap_registration taken(server, asio::buffer(first), PROT_WRITE, 0);
+    BOOST_TEST_REQUIRE(taken.is_mapped());
+    // iomap_size's one slot is taken: on rsockets in the table the peer
+    // offered, on tcp in this side's own. rdma-core says only ENOMEM, which
+    // would read as memory it cannot pin.
+    error_code ec;
+    corio::iomap_registration refused(server, asio::buffer(second), PROT_WRITE, 8192, ec);
+    BOOST_TEST((ec == corio::error::iomap_slots_exhausted), ec.message());
+    BOOST_TEST(!refused.is_mapped());
+    // A local-only mapping needs no slot.
+    corio::iomap_registration local(server, asio::buffer(second), PROT_NONE, 8192, ec);
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(local.is_mapped());
+    if (on_rsockets()) {
+        // A peer that set no iomap_size (rstream does not) offers no slot at
+        // all. (On tcp such a stream has no iomap: the case above.)
+        auto [plain_client, plain_server] = co_await corio::test::make_stream_pair();
+        corio::iomap_registration none(plain_server, asio::buffer(first), PROT_WRITE, 0, ec);
+        BOOST_TEST((ec == corio::error::iomap_slots_exhausted), ec.message());
+        BOOST_TEST(!none.is_mapped());
+    }
+}
+
 CORIO_COROUTINE_TEST_CASE(prot_none_registers_locally_and_takes_no_peer_writes) {
     auto [client, server] = co_await make_mappable_pair();
     std::vector<unsigned char> local_only(4096, 0);
