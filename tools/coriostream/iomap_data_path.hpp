@@ -30,7 +30,9 @@ namespace coriostream {
 /// arrived.
 ///
 /// The marker is polled without blocking the io_context: run_test looks at
-/// the byte, and yields to the executor between bursts of looks.
+/// the byte, and yields to the executor between bursts of looks. A long wait
+/// also peeks at the stream now and then, so that a peer that has gone ends
+/// it at once, not after --timeout.
 ///
 /// Every call is made first without a coroutine of its own (try_call), and
 /// only a call that would block, or a marker that has not arrived after the
@@ -61,6 +63,9 @@ private:
     /// Waits for the marker after a first burst of looks missed it, yielding
     /// between bursts.
     boost::asio::awaitable<void> wait_for_marker(std::uint8_t& marker_byte, std::uint8_t marker);
+    /// The stream's end (eof) or error when the peer has gone and its
+    /// marker may never come; nothing while the connection stands.
+    boost::system::error_code peer_gone();
     /// Once the peer's last write of an iteration has left `marker` (or
     /// sent it through the stream, with --notify message): progress, then
     /// verification.
@@ -74,6 +79,8 @@ private:
     /// Looks at the marker byte per burst: more for a stream alone on its
     /// io_context.
     int looks_per_yield_;
+    /// Bursts of looks between two peer_gone calls in one wait.
+    int yields_per_peer_check_;
     /// riostream's sync_test sends and receives 16 bytes of its transfer
     /// buffer, whose content no one looks at; a buffer of their own keeps
     /// them away from the mapped bytes (and the buffer of a -S 1 test).

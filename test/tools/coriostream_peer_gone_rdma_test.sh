@@ -1,0 +1,72 @@
+#!/bin/bash
+# How coriostream ends when its peer is not what it expects, on rsockets in
+# the guest (run-rdma-test). Exit: 0 pass, 1 fail, 77 skip.
+#
+# 1. A peer killed while this end waits for its marker (iomap path, a
+#    bandwidth row: the server spends the test waiting for the last
+#    transfer's marker). riostream would spin forever; coriostream once only
+#    gave up after --timeout. It must end at once with the peer's end
+#    ("the peer closed the connection" or a reset), not "timed out": the
+#    server runs with --timeout 300 inside a `timeout 120`, so a wait that
+#    misses the end exits 124.
+# 2. Two ends with different --data-path: the iomap end's riomap finds no
+#    iomap slot (its peer set no RDMA_IOMAPSIZE). rdma-core says ENOMEM,
+#    which read as memory it could not pin ("raise ulimit -l"); the line must
+#    name the data paths instead.
+set -uo pipefail
+
+coriostream=${CORIOSTREAM:?set CORIOSTREAM to the coriostream binary}
+[[ -n ${CORIO_RDMA_ADDR:-} ]] || { echo "SKIP: no RDMA address (CORIO_RDMA_ADDR)"; exit 77; }
+addr=$CORIO_RDMA_ADDR
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# Waits until a server listens on $1 (the header is printed once it does).
+wait_listening() {
+  for _ in $(seq 600); do
+    [[ -s $2 ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+for poll in busy thread; do
+  port=$((10000 + RANDOM % 22768))
+  timeout 120 "$coriostream" -b "$addr" -p "$port" --poll-mode "$poll" --timeout 300 \
+    -S 1048576 -C 100000 -I 1 >"$work/server.out" 2>"$work/server.err" &
+  server=$!
+  wait_listening "$port" "$work/server.out" || fail "$poll: the server never listened"
+  "$coriostream" -s "$addr" -p "$port" --poll-mode "$poll" --timeout 300 \
+    -S 1048576 -C 100000 -I 1 >/dev/null 2>&1 &
+  client=$!
+  # Well into the row: the server is in its marker wait.
+  sleep 3
+  kill -KILL "$client"
+  wait "$client" 2>/dev/null
+  wait "$server"
+  status=$?
+  err=$(cat "$work/server.err")
+  echo "$poll, killed client: server exit $status: $err"
+  [[ $status == 1 ]] || fail "$poll: server exit $status, expected 1 (124: it waited on)"
+  grep -Eq 'the peer closed the connection|Connection reset by peer' <<<"$err" ||
+    fail "$poll: the server did not report the peer's end"
+  grep -q 'timed out' <<<"$err" && fail "$poll: the server timed out instead"
+done
+
+port=$((10000 + RANDOM % 22768))
+timeout 120 "$coriostream" -b "$addr" -p "$port" --data-path stream --timeout 30 \
+  -S 64 -C 1 -I 10 >"$work/server.out" 2>"$work/server.err" &
+server=$!
+wait_listening "$port" "$work/server.out" || fail "mismatch: the server never listened"
+err=$(timeout 120 "$coriostream" -s "$addr" -p "$port" --data-path iomap --timeout 30 \
+        -S 64 -C 1 -I 10 2>&1 >/dev/null)
+status=$?
+wait "$server"
+echo "iomap client against a stream server: exit $status: $err"
+[[ $status == 1 ]] || fail "mismatch: client exit $status, expected 1"
+grep -q -- '--data-path' <<<"$err" || fail "mismatch: the line does not name --data-path"
+grep -Eq 'ulimit|RLIMIT_MEMLOCK|could not pin' <<<"$err" && fail "mismatch: the line blames locked memory"
+
+exit $((failures > 0))
