@@ -271,7 +271,10 @@ public:
     /// this side to iowrite into. rsockets keep the peer's mappings to
     /// themselves, so the application says what its protocol agreed; an
     /// iowrite outside every mapping declared here is refused before it
-    /// reaches rdma-core.
+    /// reaches rdma-core. Declare no more than the peer really mapped: v44's
+    /// riowrite spins for ever, inside the call, on a write that crosses the
+    /// end of the peer's real mapping (it ends only when the connection
+    /// does), and only the declaration here keeps writes inside.
     void add_remote_mapping(off_t offset, std::size_t length) {
         auto* impl = live();
         std::lock_guard io_lock(impl->io_mutex_);
