@@ -32,6 +32,22 @@ wait_listening() {
   return 1
 }
 
+# True once the server's end of a connection on $1 is established. An
+# rsocket is not a kernel socket (ss cannot see it); its rdma_cm id is
+# visible through the rdma tool. Without a usable rdma tool, a fixed grace.
+wait_connected() {
+  if ! rdma resource show cm_id >/dev/null 2>&1; then
+    sleep 3
+    return 0
+  fi
+  for _ in $(seq 600); do
+    rdma resource show cm_id 2>/dev/null | grep 'state CONNECT' |
+      grep -q "src-addr $addr:$1 " && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 for poll in busy thread; do
   port=$((10000 + RANDOM % 22768))
   timeout 120 "$coriostream" -b "$addr" -p "$port" --poll-mode "$poll" --timeout 300 \
@@ -42,7 +58,8 @@ for poll in busy thread; do
     -S 1048576 -C 100000 -I 1 >/dev/null 2>&1 &
   client=$!
   # Well into the row: the server is in its marker wait.
-  sleep 3
+  wait_connected "$port" || fail "$poll: the client never connected"
+  sleep 2
   kill -KILL "$client"
   wait "$client" 2>/dev/null
   wait "$server"
