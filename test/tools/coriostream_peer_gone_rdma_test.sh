@@ -13,6 +13,13 @@
 #    iomap slot (its peer set no RDMA_IOMAPSIZE). rdma-core says ENOMEM,
 #    which read as memory it could not pin ("raise ulimit -l"); the line must
 #    name the data paths instead.
+# 3. Two ends given different tests (-S here; riostream's protocol does not
+#    carry the test). A client writing past the server's mapping spun inside
+#    rdma-core v44's riowrite until the server's --timeout closed the
+#    connection, and ends that expect different byte counts waited for it.
+#    Both ends must now stop at the handshake with exit 1 and a line naming
+#    both tests, long before the --timeout 300 and the `timeout 60` around
+#    them (exit 124).
 set -uo pipefail
 
 coriostream=${CORIOSTREAM:?set CORIOSTREAM to the coriostream binary}
@@ -85,5 +92,30 @@ echo "iomap client against a stream server: exit $status: $err"
 [[ $status == 1 ]] || fail "mismatch: client exit $status, expected 1"
 grep -q -- '--data-path' <<<"$err" || fail "mismatch: the line does not name --data-path"
 grep -Eq 'ulimit|RLIMIT_MEMLOCK|could not pin' <<<"$err" && fail "mismatch: the line blames locked memory"
+
+for path in iomap stream; do
+  for sizes in '64 4096' '4096 64'; do
+    read -r server_size client_size <<<"$sizes"
+    port=$((10000 + RANDOM % 22768))
+    timeout 60 "$coriostream" -b "$addr" -p "$port" --data-path "$path" --poll-mode busy \
+      --timeout 300 -S "$server_size" -C 1 -I 10 >"$work/server.out" 2>"$work/server.err" &
+    server=$!
+    wait_listening "$port" "$work/server.out" || fail "$path $sizes: the server never listened"
+    err=$(timeout 60 "$coriostream" -s "$addr" -p "$port" --data-path "$path" --poll-mode busy \
+            --timeout 300 -S "$client_size" -C 1 -I 10 2>&1 >/dev/null)
+    status=$?
+    wait "$server"
+    server_status=$?
+    server_err=$(cat "$work/server.err")
+    echo "$path, server -S $server_size, client -S $client_size: client exit $status: $err"
+    echo "  server exit $server_status: $server_err"
+    [[ $status == 1 ]] || fail "$path $sizes: client exit $status, expected 1"
+    [[ $server_status == 1 ]] || fail "$path $sizes: server exit $server_status, expected 1"
+    grep -q -- "different test (-S $server_size -C 1 -I 10 there, -S $client_size -C 1 -I 10 here)" \
+      <<<"$err" || fail "$path $sizes: the client's line does not name both tests"
+    grep -q -- "different test (-S $client_size -C 1 -I 10 there, -S $server_size -C 1 -I 10 here)" \
+      <<<"$server_err" || fail "$path $sizes: the server's line does not name both tests"
+  done
+done
 
 exit $((failures > 0))

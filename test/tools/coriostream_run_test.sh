@@ -290,6 +290,33 @@ errors)
       fail "-T r without a device: exited $status: $(cat "$scratch/err")"
   fi
 
+  # Ends given different tests stop at the handshake, each naming both
+  # tests, instead of waiting until --timeout: a custom server against a
+  # client that runs the default series (64_lat first: -S 64 -C 1 -I 100000).
+  for path in stream iomap; do
+    port=$(random_port)
+    "$coriostream" -b 127.0.0.1 -p "$port" --transport tcp --data-path "$path" \
+      --timeout 300 -S 64 -C 2 -I 3 >"$scratch/server.out" 2>"$scratch/server.err" &
+    helper_pid=$!
+    for _ in $(seq 100); do
+      [[ -s $scratch/server.out ]] && break
+      sleep 0.1
+    done
+    "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --data-path "$path" --timeout 300 \
+      >"$scratch/out" 2>"$scratch/err" &
+    client=$!
+    wait_bounded "$client" 30 "the $path client of a different test"
+    client_status=$waited
+    wait_bounded "$helper_pid" 30 "the $path server of a different test"
+    helper_pid=
+    [[ $client_status == 1 && $waited == 1 ]] ||
+      fail "$path, different tests: client exited $client_status, server $waited"
+    grep -qx "coriostream: the peer runs a different test (-S 64 -C 2 -I 3 there, -S 64 -C 1 -I 100000 here): give both ends the same -S, -C and -I, or none" "$scratch/err" ||
+      fail "$path, different tests: client stderr is '$(cat "$scratch/err")'"
+    grep -qx "coriostream: the peer runs a different test (-S 64 -C 1 -I 100000 there, -S 64 -C 2 -I 3 here): give both ends the same -S, -C and -I, or none" "$scratch/server.err" ||
+      fail "$path, different tests: server stderr is '$(cat "$scratch/server.err")'"
+  done
+
   # A run whose report cannot be written ends with the reason and exit 1,
   # after the whole run (its peer expects the series).
   if [[ -w /dev/full ]]; then

@@ -19,6 +19,7 @@
 #include <corio/memlock_limit.hpp>
 
 #include "run_error.hpp"
+#include "test_announcement.hpp"
 
 namespace coriostream {
 
@@ -191,15 +192,24 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
                             "ends need the same --data-path");
         throw_transfer_error(context_, error.code(), "riomap");
     }
-    // riostream's sync_test: 16 bytes each way, the client first.
+    // riostream's sync_test: 16 bytes each way, the client first. riostream
+    // never looks at them (not even with -T v); here they announce each
+    // end's test, and both ends compare once both have been sent: a peer
+    // given another test would otherwise write past this end's mapping.
+    const auto ours = test_announcement::of(test, data_path_kind::iomap, context_.notify);
+    sync_out_ = ours.encode();
     const auto order = context_.is_client ? std::array{io_call::write, io_call::read}
                                           : std::array{io_call::read, io_call::write};
     for (const auto what : order) {
-        if (auto rest = try_call(what, sync_buffer_))
+        if (auto rest = try_call(what, what == io_call::write ? std::span<std::uint8_t>(sync_out_)
+                                                              : std::span<std::uint8_t>(sync_in_)))
             co_await std::move(*rest);
     }
+    if (auto mismatch = announcement_mismatch(sync_in_, ours))
+        throw run_error(*mismatch);
     // The handshake carried both mappings: the peer's covers the same bytes
-    // at the same offset, since both ends run the same test. The previous
+    // at the same offset, since both ends run the same test (compared above
+    // against a coriostream; riostream's handshake does not say). The previous
     // test's mapping is gone (the peer unmapped it).
     context_.stream.clear_remote_mappings();
     context_.stream.add_remote_mapping(0, region.size());

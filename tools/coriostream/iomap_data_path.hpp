@@ -11,6 +11,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "data_path.hpp"
+#include "test_announcement.hpp"
 #include "transfer_context.hpp"
 #include "try_first_io.hpp"
 
@@ -82,9 +83,11 @@ private:
     /// Bursts of looks between two peer_gone calls in one wait.
     int yields_per_peer_check_;
     /// riostream's sync_test sends and receives 16 bytes of its transfer
-    /// buffer, whose content no one looks at; a buffer of their own keeps
-    /// them away from the mapped bytes (and the buffer of a -S 1 test).
-    std::array<std::uint8_t, 16> sync_buffer_{};
+    /// buffer, whose content riostream never looks at; buffers of their own
+    /// keep them away from the mapped bytes (and the buffer of a -S 1 test),
+    /// and the announcements out of any test's data.
+    test_announcement::bytes_type sync_out_{};
+    test_announcement::bytes_type sync_in_{};
 };
 
 } // namespace coriostream

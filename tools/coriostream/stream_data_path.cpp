@@ -4,13 +4,9 @@
 #include <utility>
 
 #include "run_error.hpp"
+#include "test_announcement.hpp"
 
 namespace coriostream {
-
-namespace {
-// rstream's sync_test moves 16 bytes each way before every test.
-constexpr std::size_t sync_size = 16;
-} // namespace
 
 stream_data_path::stream_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
@@ -61,14 +57,21 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
     // and a sync of its own left the timed loop's copy of the calls cold,
     // 1.5-2 ms of a 4k_lat row's first iterations (doc/performance.md,
     // session 26).
-    const auto sync_data = context_.buffer.first(sync_size);
+    // Its bytes announce this end's test (test_announcement), except with
+    // -T v, where rstream formats and verifies them as it does every
+    // transfer, and so does this loop.
+    const auto ours = test_announcement::of(test, data_path_kind::stream, context_.notify);
+    if (!context_.verify)
+        sync_out_ = ours.encode();
+    const std::span<std::uint8_t> sync_out(sync_out_);
+    const std::span<std::uint8_t> sync_in(sync_in_);
     const auto test_data = context_.buffer.first(test.transfer_size);
     transfer_timing timing{};
     for (std::size_t round = 0; round <= test.iterations; ++round) {
         const bool timed = round != 0;
-        const auto data = timed ? test_data : sync_data;
         const std::size_t transfer_count = timed ? test.transfer_count : 1;
         for (const auto what : order) {
+            const auto data = timed ? test_data : what == io_call::write ? sync_out : sync_in;
             for (std::size_t t = 0; t < transfer_count; ++t) {
                 // The call nearly always goes through at once: no coroutine
                 // is made for it then, and one that waits is rest_of_all's
@@ -79,8 +82,15 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
                 }
             }
         }
-        if (!timed)
+        if (!timed) {
+            // Both ends compare after the exchange, so each has the other's
+            // announcement and both name the difference.
+            if (!context_.verify) {
+                if (auto mismatch = announcement_mismatch(sync_in_, ours))
+                    throw run_error(*mismatch);
+            }
             timing.start = std::chrono::steady_clock::now();
+        }
     }
     timing.end = std::chrono::steady_clock::now();
     co_return timing;

@@ -10,6 +10,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "data_path.hpp"
+#include "test_announcement.hpp"
 #include "transfer_context.hpp"
 #include "try_first_io.hpp"
 
@@ -21,7 +22,9 @@ namespace coriostream {
 /// answers with 16; then each iteration the client sends transfer_count
 /// transfers and receives as many back. With -T v every buffer sent is
 /// formatted first and every buffer received is verified, the 16-byte
-/// handshake included, with common.c's counters.
+/// handshake included, with common.c's counters; without it, the handshake
+/// carries each end's test_announcement, and ends given different tests
+/// stop there with one line that says so.
 class stream_data_path final : public data_path {
 public:
     explicit stream_data_path(const transfer_context& context);
@@ -49,6 +52,10 @@ private:
     std::string recv_call_;
     /// try_all's attempts in this poll mode, asked once, not per transfer.
     int attempts_;
+    /// rstream's 16 sync bytes, sent and received, apart from the transfer
+    /// buffer so that an announcement never travels in a test's data.
+    test_announcement::bytes_type sync_out_{};
+    test_announcement::bytes_type sync_in_{};
 };
 
 } // namespace coriostream
