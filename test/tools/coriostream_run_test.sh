@@ -317,6 +317,29 @@ errors)
       fail "$path, different tests: server stderr is '$(cat "$scratch/server.err")'"
   done
 
+  # Over tcp only the iomap path frames its bytes: a stream-path client's
+  # are not corio's hello, and the iomap server's line must say which
+  # option differs, not only that the protocol was violated.
+  port=$(random_port)
+  "$coriostream" -b 127.0.0.1 -p "$port" --transport tcp --data-path iomap --timeout 300 \
+    -S 64 -C 2 -I 3 >"$scratch/server.out" 2>"$scratch/server.err" &
+  helper_pid=$!
+  for _ in $(seq 100); do
+    [[ -s $scratch/server.out ]] && break
+    sleep 0.1
+  done
+  "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --data-path stream --timeout 300 \
+    -S 64 -C 2 -I 3 >"$scratch/out" 2>"$scratch/err" &
+  client=$!
+  wait_bounded "$client" 30 "a stream client of an iomap server"
+  client_status=$waited
+  wait_bounded "$helper_pid" 30 "an iomap server of a stream client"
+  helper_pid=
+  [[ $client_status == 1 && $waited == 1 ]] ||
+    fail "stream client, iomap server: client exited $client_status, server $waited"
+  grep -qx "coriostream: recv: The peer violated the corio protocol: is the peer running the stream data path (--data-path stream, rstream)? Both ends need the same --data-path" "$scratch/server.err" ||
+    fail "stream client, iomap server: server stderr is '$(cat "$scratch/server.err")'"
+
   # A run whose report cannot be written ends with the reason and exit 1,
   # after the whole run (its peer expects the series).
   if [[ -w /dev/full ]]; then

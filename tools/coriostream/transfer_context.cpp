@@ -2,6 +2,7 @@
 
 #include <boost/asio/error.hpp>
 
+#include <corio/error.hpp>
 #include <corio/memlock_limit.hpp>
 
 #include "run_error.hpp"
@@ -21,6 +22,13 @@ void throw_transfer_error(const transfer_context& context, const boost::system::
         throw run_error(std::string(call) + ": the peer closed the connection");
     if (ec == boost::system::errc::not_enough_memory)
         throw run_error(std::string(call) + ": " + corio::memlock_diagnostic());
+    // Over tcp only the iomap path frames its bytes (corio's emulation of
+    // riomap and riowrite, whose hello the peer's first bytes failed);
+    // unframed bytes come from a peer on the stream path, or from rstream.
+    if (ec == corio::error::protocol_error)
+        throw run_error(std::string(call) + ": " + ec.message() +
+                        ": is the peer running the stream data path (--data-path stream, "
+                        "rstream)? Both ends need the same --data-path");
     throw run_error(std::string(call) + ": " + ec.message());
 }
 
