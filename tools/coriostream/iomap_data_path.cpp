@@ -196,7 +196,9 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
     // never looks at them (not even with -T v); here they announce each
     // end's test, and both ends compare once both have been sent: a peer
     // given another test would otherwise write past this end's mapping.
-    const auto ours = test_announcement::of(test, data_path_kind::iomap, context_.notify);
+    const auto ours = test_announcement::of(test, data_path_kind::iomap, context_.notify,
+                                            context_.is_client ? test_announcement::role::client
+                                                               : test_announcement::role::server);
     sync_out_ = ours.encode();
     const auto order = context_.is_client ? std::array{io_call::write, io_call::read}
                                           : std::array{io_call::read, io_call::write};

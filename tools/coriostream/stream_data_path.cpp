@@ -60,7 +60,9 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
     // Its bytes announce this end's test (test_announcement), except with
     // -T v, where rstream formats and verifies them as it does every
     // transfer, and so does this loop.
-    const auto ours = test_announcement::of(test, data_path_kind::stream, context_.notify);
+    const auto ours = test_announcement::of(test, data_path_kind::stream, context_.notify,
+                                            context_.is_client ? test_announcement::role::client
+                                                               : test_announcement::role::server);
     if (!context_.verify)
         sync_out_ = ours.encode();
     const std::span<std::uint8_t> sync_out(sync_out_);

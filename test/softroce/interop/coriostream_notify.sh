@@ -8,9 +8,12 @@
 #   2. the same with 1 MB transfers (riowrite in pieces) and busy polling;
 #   3. --loopback (both ends in one io_context), -T v;
 #   4. a client with --notify marker against a server with --notify message
-#      must fail (both sides, through --timeout, not hang): the server waits
-#      for notices, not for the marker byte, so message mode cannot be
-#      passing by watching the byte after all.
+#      must fail at once on both sides, each naming --notify: both announce
+#      their test in the handshake;
+#   5. riostream's client, which announces nothing and only sets the marker
+#      byte, against a --notify message server: the server must fail through
+#      --timeout, not pass: it waits for notices, not for the marker byte,
+#      so message mode cannot be passing by watching the byte after all.
 #
 # Runs inside the guest (the rdma suite runs it there through
 # run-rdma-test); finds coriostream in $CORIOSTREAM or the build directory.
@@ -24,6 +27,7 @@ if [ -n "${CORIO_RDMA_ADDR:-}" ] && [ ! -x "$coriostream" ]; then
     skip "coriostream not found at $coriostream (build it, or set CORIOSTREAM)"
 fi
 interop_setup "$coriostream"
+command -v riostream >/dev/null 2>&1 || skip "riostream not found (install rdmacm-utils)"
 
 # check_custom FILE WHO: the header and exactly one `custom` row.
 check_custom() {
@@ -102,7 +106,9 @@ sed 's/^/#   /' "$workdir/$label.out"
 check_custom "$workdir/$label.out" "$label"
 
 # A marker client against a message server: the server's first wait for a
-# notice never ends, so both sides must give up (--timeout 5), not pass.
+# notice would never end. Both ends announce their test in the handshake
+# (test_announcement), so both must stop there, each naming --notify (until
+# session 41 both gave up only after --timeout 5).
 label=mismatch
 if start_server "$label" --notify message --timeout 5 -S 100 -C 1 -I 3; then
     start=$SECONDS
@@ -115,15 +121,37 @@ if start_server "$label" --notify message --timeout 5 -S 100 -C 1 -I 3; then
     note "$label: done in $((SECONDS - start)) s"
     sed 's/^/#   client: /' "$workdir/$label.client.out"
     sed 's/^/#   server: /' "$workdir/$label.server.out"
-    # Whichever side's --timeout fires first closes its end; the other then
-    # sees the close, or times out itself. Either way coriostream exits 1,
-    # its status for every failure: 0 passed, 124 hung until the step
-    # timeout, 128+N died of signal N (139: a segfault), none of which
+    # coriostream exits 1 for every failure: 0 passed, 124 hung until the
+    # step timeout, 128+N died of signal N (139: a segfault), none of which
     # is the failure expected here.
     [ "$sst" = 1 ] || fail "$label: the message server exited $sst, expected 1 (a failure of its own)"
     [ "$cst" = 1 ] || fail "$label: the marker client exited $cst, expected 1 (a failure of its own)"
-    grep -q 'timed out: no progress from the peer' "$workdir/$label.server.out" \
-        "$workdir/$label.client.out" || fail "$label: neither side reported its --timeout"
+    grep -q -- '--notify marker there, --data-path iomap --notify message here' \
+        "$workdir/$label.server.out" || fail "$label: the server's line does not name --notify"
+    grep -q -- '--notify message there, --data-path iomap --notify marker here' \
+        "$workdir/$label.client.out" || fail "$label: the client's line does not name --notify"
+else
+    fail "$label: server never listened"
+fi
+
+label=riostream-marker
+if start_server "$label" --notify message --timeout 5 -S 100 -C 1 -I 3; then
+    start=$SECONDS
+    note "$label: riostream -s $CORIO_RDMA_ADDR -p $port -S 100 -C 1 -I 3 (client)"
+    # riostream spins on its marker for ever once the server stops: it gets
+    # 12 s, and its status is not the point.
+    linebuf timeout 12 riostream -s "$CORIO_RDMA_ADDR" -p "$port" -S 100 -C 1 -I 3 \
+        >"$workdir/$label.client.out" 2>&1
+    cst=$?
+    wait "$server_pid"
+    sst=$?
+    server_pid=
+    note "$label: done in $((SECONDS - start)) s, riostream exit $cst"
+    sed 's/^/#   client: /' "$workdir/$label.client.out"
+    sed 's/^/#   server: /' "$workdir/$label.server.out"
+    [ "$sst" = 1 ] || fail "$label: the message server exited $sst, expected 1 (a failure of its own)"
+    grep -q 'timed out: no progress from the peer' "$workdir/$label.server.out" ||
+        fail "$label: the server did not report its --timeout"
 else
     fail "$label: server never listened"
 fi
