@@ -291,27 +291,44 @@ errors)
       fail "-T r without a device: exited $status: $(cat "$scratch/err")"
   fi
 
-  # Ends given different tests stop at the handshake, each naming both
-  # tests, instead of waiting until --timeout: a custom server against a
-  # client that runs the default series (64_lat first: -S 64 -C 1 -I 100000).
-  for path in stream iomap; do
+  # mismatched_pair WHAT SERVER_OPTION... -- CLIENT_OPTION...: a tcp server
+  # and its client, given different options, each waited for at most 30 s;
+  # their exit statuses in $client_status and $server_status, their stderr
+  # in $scratch/err and $scratch/server.err.
+  mismatched_pair() {
+    local what=$1 server_options=() client
+    shift
+    while [[ $1 != -- ]]; do
+      server_options+=("$1")
+      shift
+    done
+    shift
     port=$(random_port)
-    "$coriostream" -b 127.0.0.1 -p "$port" --transport tcp --data-path "$path" \
-      --timeout 300 -S 64 -C 2 -I 3 >"$scratch/server.out" 2>"$scratch/server.err" &
+    "$coriostream" -b 127.0.0.1 -p "$port" --transport tcp --timeout 300 "${server_options[@]}" \
+      >"$scratch/server.out" 2>"$scratch/server.err" &
     helper_pid=$!
     for _ in $(seq 100); do
       [[ -s $scratch/server.out ]] && break
       sleep 0.1
     done
-    "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --data-path "$path" --timeout 300 \
+    "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --timeout 300 "$@" \
       >"$scratch/out" 2>"$scratch/err" &
     client=$!
-    wait_bounded "$client" 30 "the $path client of a different test"
+    wait_bounded "$client" 30 "the client of $what"
     client_status=$waited
-    wait_bounded "$helper_pid" 30 "the $path server of a different test"
+    wait_bounded "$helper_pid" 30 "the server of $what"
+    server_status=$waited
     helper_pid=
-    [[ $client_status == 1 && $waited == 1 ]] ||
-      fail "$path, different tests: client exited $client_status, server $waited"
+  }
+
+  # Ends given different tests stop at the handshake, each naming both
+  # tests, instead of waiting until --timeout: a custom server against a
+  # client that runs the default series (64_lat first: -S 64 -C 1 -I 100000).
+  for path in stream iomap; do
+    mismatched_pair "$path, different tests" --data-path "$path" -S 64 -C 2 -I 3 -- \
+      --data-path "$path"
+    [[ $client_status == 1 && $server_status == 1 ]] ||
+      fail "$path, different tests: client exited $client_status, server $server_status"
     grep -qx "coriostream: the peer runs a different test (-S 64 -C 2 -I 3 there, -S 64 -C 1 -I 100000 here): give both ends the same -S, -C and -I, or none" "$scratch/err" ||
       fail "$path, different tests: client stderr is '$(cat "$scratch/err")'"
     grep -qx "coriostream: the peer runs a different test (-S 64 -C 1 -I 100000 there, -S 64 -C 2 -I 3 here): give both ends the same -S, -C and -I, or none" "$scratch/server.err" ||
@@ -321,23 +338,10 @@ errors)
   # Over tcp only the iomap path frames its bytes: a stream-path client's
   # are not corio's hello, and the iomap server's line must say which
   # option differs, not only that the protocol was violated.
-  port=$(random_port)
-  "$coriostream" -b 127.0.0.1 -p "$port" --transport tcp --data-path iomap --timeout 300 \
-    -S 64 -C 2 -I 3 >"$scratch/server.out" 2>"$scratch/server.err" &
-  helper_pid=$!
-  for _ in $(seq 100); do
-    [[ -s $scratch/server.out ]] && break
-    sleep 0.1
-  done
-  "$coriostream" -s 127.0.0.1 -p "$port" --transport tcp --data-path stream --timeout 300 \
-    -S 64 -C 2 -I 3 >"$scratch/out" 2>"$scratch/err" &
-  client=$!
-  wait_bounded "$client" 30 "a stream client of an iomap server"
-  client_status=$waited
-  wait_bounded "$helper_pid" 30 "an iomap server of a stream client"
-  helper_pid=
-  [[ $client_status == 1 && $waited == 1 ]] ||
-    fail "stream client, iomap server: client exited $client_status, server $waited"
+  mismatched_pair "a stream client of an iomap server" --data-path iomap -S 64 -C 2 -I 3 -- \
+    --data-path stream -S 64 -C 2 -I 3
+  [[ $client_status == 1 && $server_status == 1 ]] ||
+    fail "stream client, iomap server: client exited $client_status, server $server_status"
   grep -qx "coriostream: recv: The peer violated the corio protocol: is the peer running the stream data path (--data-path stream, rstream)? Both ends need the same --data-path" "$scratch/server.err" ||
     fail "stream client, iomap server: server stderr is '$(cat "$scratch/server.err")'"
 
