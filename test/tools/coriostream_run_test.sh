@@ -183,8 +183,9 @@ verify)
     # LeakSanitizer cannot run under ptrace and aborts at exit: an ASan
     # build of coriostream checks leaks in every other run of this script.
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=setsockopt -o "$scratch/strace" \
-      "$coriostream" --loopback --transport tcp --data-path stream -B 4096 -S 1000 -C 2 \
-      >/dev/null 2>&1 || fail "-B 4096 under strace failed"
+      "$coriostream" -p "$(random_port)" --loopback --transport tcp --data-path stream -B 4096 \
+      -S 1000 -C 2 >/dev/null 2>"$scratch/strace.err" ||
+      fail "-B 4096 under strace failed: $(cat "$scratch/strace.err")"
     for option in SO_SNDBUF SO_RCVBUF; do
       n=$(grep -c "$option, \[4096\]" "$scratch/strace")
       ((n >= 2)) || fail "-B 4096: $option set to 4096 on $n sockets, expected both ends"
