@@ -90,7 +90,8 @@ status=$?
 wait "$server"
 echo "iomap client against a stream server: exit $status: $err"
 [[ $status == 1 ]] || fail "mismatch: client exit $status, expected 1"
-grep -q -- '--data-path' <<<"$err" || fail "mismatch: the line does not name --data-path"
+grep -qF 'riomap: the peer offered no iomap slot for this test'"'"'s mapping: is the peer running the stream data path (--data-path stream, rstream)? Both ends need the same --data-path' <<<"$err" ||
+  fail "mismatch: the line does not ask for the same --data-path"
 grep -Eq 'ulimit|RLIMIT_MEMLOCK|could not pin' <<<"$err" && fail "mismatch: the line blames locked memory"
 
 for path in iomap stream; do

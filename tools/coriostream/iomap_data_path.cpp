@@ -187,9 +187,8 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
             throw run_error("riomap: " + corio::memlock_diagnostic(corio::pinned_size(
                                              region.data(), region.size())));
         if (error.code() == corio::error::iomap_slots_exhausted)
-            throw run_error("riomap: the peer offered no iomap slot for this test's mapping: is it "
-                            "running the stream data path (--data-path stream, rstream)? Both "
-                            "ends need the same --data-path");
+            throw run_error("riomap: the peer offered no iomap slot for this test's mapping: " +
+                            std::string(stream_peer_question));
         throw_transfer_error(context_, error.code(), "riomap");
     }
     // riostream's sync_test: 16 bytes each way, the client first. riostream

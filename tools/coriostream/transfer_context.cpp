@@ -26,9 +26,8 @@ void throw_transfer_error(const transfer_context& context, const boost::system::
     // riomap and riowrite, whose hello the peer's first bytes failed);
     // unframed bytes come from a peer on the stream path, or from rstream.
     if (ec == corio::error::protocol_error)
-        throw run_error(std::string(call) + ": " + ec.message() +
-                        ": is the peer running the stream data path (--data-path stream, "
-                        "rstream)? Both ends need the same --data-path");
+        throw run_error(std::string(call) + ": " + ec.message() + ": " +
+                        std::string(stream_peer_question));
     throw run_error(std::string(call) + ": " + ec.message());
 }
 

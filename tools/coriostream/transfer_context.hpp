@@ -41,6 +41,13 @@ struct transfer_context {
 /// kernel sockets.
 std::string call_name(corio::transport transport, std::string_view call);
 
+/// What an iomap end's error asks when the peer's bytes or offers look like
+/// the stream data path's: riomap finding no iomap slot, and over tcp a
+/// hello that failed on unframed bytes.
+inline constexpr std::string_view stream_peer_question =
+    "is the peer running the stream data path (--data-path stream, rstream)? Both ends need the "
+    "same --data-path";
+
 /// Throws run_error for a failed `call`: a timeout when the watchdog gave up
 /// on the peer, a closed connection in plain words, else "call: reason".
 [[noreturn]] void throw_transfer_error(const transfer_context& context,
