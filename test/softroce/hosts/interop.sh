@@ -21,8 +21,9 @@ command -v rstream >/dev/null 2>&1 || skip "rstream not found (install rdmacm-ut
 coriostream=${CORIOSTREAM:-$PWD/tools/coriostream/coriostream}
 [ -x "$coriostream" ] || skip "coriostream not found at $coriostream (build it, or set CORIOSTREAM)"
 
-# tool NAME: the command line of NAME in $command.
-tool() {
+# command_for NAME: the command line of NAME in $command (stream-pair.bash's,
+# with coriostream's options).
+command_for() {
     case $1 in
         coriostream) command=("$coriostream" --transport rsocket --timeout 300) ;;
         coriostream-stream) command=("$coriostream" --transport rsocket --data-path stream --timeout 300) ;;
@@ -31,7 +32,6 @@ tool() {
 }
 
 port=${CORIO_INTEROP_PORT:-20000}
-timings=()
 # cross_pair LABEL ROWS SERVER_TOOL CLIENT_TOOL [OPTION...]: the server on
 # host one at its address, the client on host two, both checked.
 cross_pair() {
@@ -39,14 +39,14 @@ cross_pair() {
     shift 4
     port=$((port + 1))
     if [ "$CORIO_HOST" = one ]; then
-        tool "$server_tool"
+        command_for "$server_tool"
         start_server "$label" "$CORIO_RDMA_ADDR" "$port" "${command[@]}" -b "$CORIO_RDMA_ADDR" -p "$port" "$@" ||
             return
         finish_server "$label"
         if [ "$rows" = default ]; then check_table "$workdir/$label.server.out" "$label server ($server_tool)"
         else check_custom "$workdir/$label.server.out" "$label server ($server_tool)"; fi
     else
-        tool "$client_tool"
+        command_for "$client_tool"
         run_client "$label" "${command[@]}" -s "$CORIO_PEER_ADDR" -p "$port" "$@" || return
         if [ "$rows" = default ]; then check_table "$workdir/$label.client.out" "$label client ($client_tool)"
         else check_custom "$workdir/$label.client.out" "$label client ($client_tool)"; fi

@@ -1,9 +1,9 @@
 # Shared by the two-host tests in this directory (sourced, not run). Each
 # test is one script that hosts-run runs in both guests; CORIO_HOST (one or
 # two) says which side it plays. On top of interop/stream-pair.bash (skip,
-# fail, note, wait_listening, check_table, linebuf, interop_finish) it has a
-# rendezvous between the guests, through hosts-run's control directory,
-# which both guests see.
+# fail, note, wait_listening, check_table, check_custom, linebuf,
+# interop_finish) it has a rendezvous between the guests, through
+# hosts-run's control directory, which both guests see.
 . "$(dirname "${BASH_SOURCE[0]}")/../interop/stream-pair.bash"
 
 # Seconds a side waits for the other at a rendezvous: the other side may
@@ -133,19 +133,4 @@ hosts_finish() {
         dump_wire_state
     fi
     interop_finish
-}
-
-# check_custom FILE WHO: the header and exactly one `custom` row.
-check_custom() {
-    local file=$1 who=$2 rows
-    if ! grep -Eq '^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer' "$file"; then
-        fail "$who: no result header"
-        return
-    fi
-    rows=$(awk 'NF == 8 && $1 != "name" { print $1 }' "$file" | tr '\n' ' ')
-    if [ "$rows" != "custom " ]; then
-        fail "$who: expected one custom row, got: $rows"
-    else
-        note "$who: header + custom row ok"
-    fi
 }

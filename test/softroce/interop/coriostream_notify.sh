@@ -29,21 +29,6 @@ fi
 interop_setup "$coriostream"
 command -v riostream >/dev/null 2>&1 || skip "riostream not found (install rdmacm-utils)"
 
-# check_custom FILE WHO: the header and exactly one `custom` row.
-check_custom() {
-    local file=$1 who=$2 rows
-    if ! grep -Eq '^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer' "$file"; then
-        fail "$who: no result header"
-        return
-    fi
-    rows=$(awk 'NF == 8 && $1 != "name" { print $1 }' "$file" | tr '\n' ' ')
-    if [ "$rows" != "custom " ]; then
-        fail "$who: expected one custom row, got: $rows"
-    else
-        note "$who: header + custom row ok"
-    fi
-}
-
 # start_server LABEL OPTION...: a coriostream server in the background, in
 # $server_pid, once it listens; its output in $workdir/LABEL.server.out.
 start_server() {

@@ -2,9 +2,10 @@
 #
 # These checks run INSIDE the Soft-RoCE guest (test/softroce/guest-run),
 # where CORIO_RDMA_ADDR is the address rxe0 is bound to. They start one of
-# rdma-core's rsocket benchmark programs (riostream, rstream) as a server in
-# the background, run the same program as a client against it, and assert
-# that both sides complete the run and print the expected table.
+# rdma-core's rsocket benchmark programs (riostream, rstream), or
+# coriostream, as a server in the background, run the same program or
+# another as a client against it, and assert that both sides complete the
+# run and print the expected table.
 #
 # Exit statuses follow the automake/meson convention: 0 pass, 77 skip (with
 # the reason on stderr), anything else fail.
@@ -95,14 +96,18 @@ wait_listening() {
     return 1
 }
 
+# has_header FILE WHO: true when FILE has the table's header; else fails WHO.
+has_header() {
+    grep -Eq '^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer' "$1" && return 0
+    fail "$2: no result header"
+    return 1
+}
+
 # check_table FILE WHO: header plus exactly the rows of DEFAULT_ROWS (the 8
 # of the default series unless the caller sets it).
 check_table() {
     local file=$1 who=$2 rows
-    if ! grep -Eq '^name +bytes +xfers +iters +total +time +Gb/sec +usec/xfer' "$file"; then
-        fail "$who: no result header"
-        return
-    fi
+    has_header "$file" "$who" || return
     # Data rows: NAME BYTES XFERS ITERS TOTAL TIME GBPS USEC (8 columns).
     rows=$(awk 'NF == 8 && $1 ~ /^[0-9.]+[km]?_(lat|bw)$/ { print $1 }' "$file" | tr '\n' ' ')
     rows=${rows% }
@@ -116,19 +121,46 @@ check_table() {
     fi
 }
 
-# run_pair TOOL LABEL [OPTION...]: one server/client run of the default
-# series with the given extra options on both sides.
-run_pair() {
-    local tool=$1 label=$2
-    shift 2
-    local addr=$CORIO_RDMA_ADDR port cst sst start
+# check_custom FILE WHO: the header and exactly one `custom` row.
+check_custom() {
+    local file=$1 who=$2 rows
+    has_header "$file" "$who" || return
+    rows=$(awk 'NF == 8 && $1 != "name" { print $1 }' "$file" | tr '\n' ' ')
+    if [ "$rows" != "custom " ]; then
+        fail "$who: expected one custom row, got: $rows"
+    else
+        note "$who: header + custom row ok"
+    fi
+}
+
+# command_for TOOL: the command line that starts TOOL, in $command. A script
+# whose tools need options or a wrapper defines its own after sourcing this
+# file (the coriostream interop checks do).
+command_for() {
+    command=("$1")
+}
+
+# Seconds each run_mixed_pair took, for a summary at the end of a script.
+timings=()
+
+# run_mixed_pair LABEL ROWS SERVER_TOOL CLIENT_TOOL [OPTION...]: one
+# server/client run, SERVER_TOOL listening and CLIENT_TOOL connecting (each
+# started as command_for says), with the same extra options on both sides.
+# ROWS is default (the rows of DEFAULT_ROWS) or custom (one row). Both
+# listen and connect at $pair_addr, CORIO_RDMA_ADDR unless the caller sets
+# it; server and client run on on_server_cpu and on_client_cpu.
+run_mixed_pair() {
+    local label=$1 rows=$2 server_tool=$3 client_tool=$4
+    shift 4
+    local addr=${pair_addr:-$CORIO_RDMA_ADDR} port cst sst start command
     local sout=$workdir/$label.server.out cout=$workdir/$label.client.out
 
     for _ in 1 2 3; do
         port=$next_port
         next_port=$((next_port + 1))
-        note "$label: $tool -b $addr -p $port${*:+ $*} (server)"
-        linebuf "${on_server_cpu[@]}" timeout "$STEP_TIMEOUT" "$tool" -b "$addr" -p "$port" "$@" >"$sout" 2>&1 &
+        command_for "$server_tool"
+        note "$label: ${command[*]} -b $addr -p $port${*:+ $*} (server)"
+        linebuf "${on_server_cpu[@]}" timeout "$STEP_TIMEOUT" "${command[@]}" -b "$addr" -p "$port" "$@" >"$sout" 2>&1 &
         server_pid=$!
         if wait_listening "$addr" "$port"; then break; fi
         # The server died (port taken?) or never listened: try another port.
@@ -139,28 +171,43 @@ run_pair() {
         sed 's/^/#   /' "$sout"
     done
     if [ -z "$server_pid" ]; then
-        fail "$label: $tool server never listened"
+        fail "$label: $server_tool server never listened"
         return
     fi
 
     start=$SECONDS
-    note "$label: $tool -s $addr -p $port${*:+ $*} (client)"
-    linebuf "${on_client_cpu[@]}" timeout "$STEP_TIMEOUT" "$tool" -s "$addr" -p "$port" "$@" >"$cout" 2>&1
+    command_for "$client_tool"
+    note "$label: ${command[*]} -s $addr -p $port${*:+ $*} (client)"
+    linebuf "${on_client_cpu[@]}" timeout "$STEP_TIMEOUT" "${command[@]}" -s "$addr" -p "$port" "$@" >"$cout" 2>&1
     cst=$?
     wait "$server_pid"
     sst=$?
     server_pid=
     note "$label: done in $((SECONDS - start)) s"
+    timings+=("$label $((SECONDS - start)) s")
 
-    echo "## $label client output"
+    echo "## $label client ($client_tool) output"
     cat "$cout"
-    echo "## $label server output"
+    echo "## $label server ($server_tool) output"
     cat "$sout"
 
-    [ "$cst" = 0 ] || fail "$label: client exited $cst$( [ "$cst" = 124 ] && echo " (timeout after $STEP_TIMEOUT s)")"
-    [ "$sst" = 0 ] || fail "$label: server exited $sst$( [ "$sst" = 124 ] && echo " (timeout after $STEP_TIMEOUT s)")"
-    check_table "$cout" "$label client"
-    check_table "$sout" "$label server"
+    [ "$cst" = 0 ] || fail "$label: $client_tool client exited $cst$( [ "$cst" = 124 ] && echo " (timeout after $STEP_TIMEOUT s)")"
+    [ "$sst" = 0 ] || fail "$label: $server_tool server exited $sst$( [ "$sst" = 124 ] && echo " (timeout after $STEP_TIMEOUT s)")"
+    if [ "$rows" = default ]; then
+        check_table "$cout" "$label client ($client_tool)"
+        check_table "$sout" "$label server ($server_tool)"
+    else
+        check_custom "$cout" "$label client ($client_tool)"
+        check_custom "$sout" "$label server ($server_tool)"
+    fi
+}
+
+# run_pair TOOL LABEL [OPTION...]: one server/client run of the default
+# series, TOOL at both ends, with the given extra options on both sides.
+run_pair() {
+    local tool=$1 label=$2
+    shift 2
+    run_mixed_pair "$label" default "$tool" "$tool" "$@"
 }
 
 interop_finish() {
