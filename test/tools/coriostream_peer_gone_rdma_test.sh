@@ -20,6 +20,17 @@
 #    Both ends must now stop at the handshake with exit 1 and a line naming
 #    both tests, long before the --timeout 300 and the `timeout 60` around
 #    them (exit 124).
+# 4. A bandwidth row that outlasts --timeout while its transfers flow
+#    (iomap, marker): the server hears nothing from the client until the
+#    row's last transfer, since the NIC writes the others into its mapping.
+#    It once gave up after --timeout ("timed out: no progress"). Now every
+#    transfer that lands is progress (landing_probe.hpp): with --timeout 1,
+#    a row of several seconds must pass at both ends, in both poll modes.
+#    The client, whose waits in the row are short, has --timeout 30: in the
+#    guest a connection can take over a second to set up.
+# 5. That must not hide a writer that stops: a client stopped (SIGSTOP)
+#    mid-row must still be given up on after --timeout, with the timeout's
+#    line.
 set -uo pipefail
 
 coriostream=${CORIOSTREAM:?set CORIOSTREAM to the coriostream binary}
@@ -118,5 +129,53 @@ for path in iomap stream; do
       <<<"$server_err" || fail "$path $sizes: the server's line does not name both tests"
   done
 done
+
+# 4. About 10 ms per 1 MiB transfer in the guest: 400 take some 4 s.
+for poll in busy thread; do
+  port=$((10000 + RANDOM % 22768))
+  long_row=(--poll-mode "$poll" -S 1048576 -C 400 -I 1)
+  timeout 120 "$coriostream" -b "$addr" -p "$port" "${long_row[@]}" --timeout 1 \
+    >"$work/server.out" 2>"$work/server.err" &
+  server=$!
+  wait_listening "$port" "$work/server.out" || fail "long row $poll: the server never listened"
+  timeout 120 "$coriostream" -s "$addr" -p "$port" "${long_row[@]}" --timeout 30 \
+    >"$work/client.out" 2>"$work/client.err"
+  status=$?
+  # A client that failed leaves the server waiting for its first client.
+  [[ $status == 0 ]] || kill "$server" 2>/dev/null
+  wait "$server"
+  server_status=$?
+  row=$(grep '^custom ' "$work/client.out")
+  echo "long row, $poll: client exit $status, server exit $server_status: $row"
+  [[ $status == 0 ]] || fail "long row $poll: client exit $status: $(cat "$work/client.err")"
+  [[ $server_status == 0 ]] ||
+    fail "long row $poll: server exit $server_status: $(cat "$work/server.err")"
+  seconds=$(awk '{ sub(/s$/, "", $6); print $6 }' <<<"$row")
+  awk -v s="${seconds:-0}" 'BEGIN { exit !(s >= 2) }' ||
+    fail "long row $poll: the row took ${seconds:-no} s, not over twice --timeout (raise -C)"
+done
+
+# 5. The stopped writer.
+port=$((10000 + RANDOM % 22768))
+stopped_row=(--poll-mode busy -S 1048576 -C 100000 -I 1)
+timeout 60 "$coriostream" -b "$addr" -p "$port" "${stopped_row[@]}" --timeout 1 \
+  >"$work/server.out" 2>"$work/server.err" &
+server=$!
+wait_listening "$port" "$work/server.out" || fail "stopped writer: the server never listened"
+"$coriostream" -s "$addr" -p "$port" "${stopped_row[@]}" --timeout 30 >/dev/null 2>&1 &
+client=$!
+wait_connected "$port" || fail "stopped writer: the client never connected"
+sleep 2
+kill -STOP "$client"
+stopped_at=$SECONDS
+wait "$server"
+status=$?
+err=$(cat "$work/server.err")
+echo "stopped writer: server exit $status after $((SECONDS - stopped_at)) s: $err"
+kill -KILL "$client"
+wait "$client" 2>/dev/null
+[[ $status == 1 ]] || fail "stopped writer: server exit $status, expected 1 (124: it waited on)"
+[[ $err == "coriostream: timed out: no progress from the peer for 1 s (--timeout)" ]] ||
+  fail "stopped writer: the server's line is not the timeout's"
 
 exit $((failures > 0))

@@ -412,6 +412,57 @@ time.sleep(30)
   ((SECONDS - start <= 10)) || fail "a silent peer: gave up only after $((SECONDS - start)) s"
   ;;
 
+long_row)
+  # A bandwidth row on the iomap path that outlasts --timeout while its
+  # transfers flow. The receiver hears nothing from its peer until the
+  # row's last transfer: the others land in its mapping (corio's emulation
+  # of riowrite here, the NIC on rsockets). It once gave up after --timeout
+  # ("timed out: no progress"), and the writer then failed with "Connection
+  # reset by peer". Now each landing is progress (landing_probe.hpp), which
+  # must not hide a writer that stops: stopped mid-row, it must still be
+  # given up on after --timeout.
+  # Socket buffers of one byte make each 4 KiB transfer slow (about 0.3 ms
+  # on 2 cores): 12,000 of them take several seconds on any machine.
+  slow_row=(--transport tcp --data-path iomap --timeout 1 -B 1 -S 4096 -I 1)
+  tcp_notice="coriostream: on tcp, --data-path iomap through corio's emulation of riomap and riowrite, with --notify message (the peer must be coriostream)"
+  run --loopback "${slow_row[@]}" -T v -C 12000
+  [[ $status == 0 ]] || fail "a row longer than --timeout exited $status: $err"
+  [[ $err == "$tcp_notice" ]] || fail "a row longer than --timeout: stderr is '$err'"
+  check_table "a row longer than --timeout" custom
+  seconds=$(awk '$1 == "custom" { sub(/s$/, "", $6); print $6 }' <<<"$out")
+  echo "the row took ${seconds:-?} s with --timeout 1"
+  if [[ $status == 0 ]] && awk -v s="${seconds:-0}" 'BEGIN { exit !(s < 2) }'; then
+    echo "SKIP: the row took ${seconds} s, under twice --timeout: nothing to check"
+    exit 77
+  fi
+
+  port=$(random_port)
+  "$coriostream" -b 127.0.0.1 -p "$port" "${slow_row[@]}" -C 1000000 \
+    >"$scratch/server" 2>"$scratch/server.err" &
+  server=$!
+  for _ in $(seq 100); do
+    [[ -s $scratch/server ]] && break
+    sleep 0.1
+  done
+  "$coriostream" -s 127.0.0.1 -p "$port" "${slow_row[@]}" -C 1000000 \
+    >"$scratch/out" 2>"$scratch/err" &
+  helper_pid=$!
+  # Well into the row (the server's rows take no time to start), then the
+  # writer stops without closing anything.
+  sleep 3
+  kill -STOP "$helper_pid"
+  stopped_at=$SECONDS
+  wait_bounded "$server" 15 "the server to give up on a stopped writer"
+  server_err=$(grep -vxF "$tcp_notice" "$scratch/server.err")
+  echo "stopped writer: server exit $waited after $((SECONDS - stopped_at)) s: $server_err"
+  [[ $waited == 1 ]] || fail "stopped writer: server exited $waited, expected 1"
+  [[ $server_err == "coriostream: timed out: no progress from the peer for 1 s (--timeout)" ]] ||
+    fail "stopped writer: the server's stderr is '$server_err'"
+  kill -KILL "$helper_pid"
+  wait "$helper_pid" 2>/dev/null
+  helper_pid=
+  ;;
+
 progress)
   # A row that takes longer than 2 s shows a progress line on stderr when
   # stderr is a terminal, erased before the row is printed; none when it is

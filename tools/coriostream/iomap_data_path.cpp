@@ -127,9 +127,18 @@ bool iomap_data_path::marker_arrived(std::uint8_t& marker_byte, std::uint8_t mar
     return false;
 }
 
+peer_watchdog::probe_scope iomap_data_path::watch_landings(landing_probe& landings) {
+    return {context_.watchdog, [&landings] { return landings.transfer_landed(); }};
+}
+
 boost::asio::awaitable<void> iomap_data_path::wait_for_marker(std::uint8_t& marker_byte,
                                                               std::uint8_t marker) {
     const auto executor = co_await boost::asio::this_coro::executor;
+    // A bandwidth row's transfers land without a word to this end: the
+    // watchdog learns of them from the marker byte, or it would give up on a
+    // peer busy writing a row that lasts longer than --timeout.
+    landing_probe landings(marker_byte, marker);
+    const auto watched = watch_landings(landings);
     int yields_to_check = yields_per_peer_check_;
     do {
         // riostream spins forever; the watchdog ends a wait for a peer that
@@ -256,8 +265,13 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
                 }
             } else if (context_.notify == notify_method::message) {
                 std::array<std::uint8_t, 1> notice{};
-                if (auto rest = try_call(io_call::read, notice))
+                if (auto rest = try_call(io_call::read, notice)) {
+                    // As in wait_for_marker: the transfers before the notice
+                    // are progress too.
+                    landing_probe landings(region.back(), marker);
+                    const auto watched = watch_landings(landings);
                     co_await std::move(*rest);
+                }
                 if (notice[0] != marker)
                     throw run_error("protocol error: expected notice " + std::to_string(marker) +
                                     ", got " + std::to_string(notice[0]));

@@ -11,6 +11,8 @@
 #include <boost/system/error_code.hpp>
 
 #include "data_path.hpp"
+#include "landing_probe.hpp"
+#include "peer_watchdog.hpp"
 #include "test_announcement.hpp"
 #include "transfer_context.hpp"
 #include "try_first_io.hpp"
@@ -64,6 +66,9 @@ private:
     /// Waits for the marker after a first burst of looks missed it, yielding
     /// between bursts.
     boost::asio::awaitable<void> wait_for_marker(std::uint8_t& marker_byte, std::uint8_t marker);
+    /// Lets the watchdog count `landings` as progress while the scope
+    /// lives: for the waits of a row's receiving end.
+    peer_watchdog::probe_scope watch_landings(landing_probe& landings);
     /// The stream's end (eof) or error when the peer has gone and its
     /// marker may never come; nothing while the connection stands.
     boost::system::error_code peer_gone();

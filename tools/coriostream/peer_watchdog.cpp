@@ -20,8 +20,10 @@ public:
     ticker(const boost::asio::any_io_executor& executor, std::chrono::seconds timeout,
            std::shared_ptr<const std::uint64_t> progress, std::function<void()> on_expiry)
         : timer_(executor), timeout_(timeout),
-          interval_(std::min<std::chrono::steady_clock::duration>(timeout / 4,
-                                                                  longest_check_interval)),
+          // A quarter of the timeout in the clock's units: in seconds, a
+          // timeout under 4 s made a zero interval, and the timer spun.
+          interval_(std::min(std::chrono::steady_clock::duration(timeout) / 4,
+                             longest_check_interval)),
           progress_(std::move(progress)), on_expiry_(std::move(on_expiry)),
           seen_progress_(*progress_), last_change_(std::chrono::steady_clock::now()) {}
 
@@ -39,6 +41,8 @@ public:
 
     bool expired() const noexcept { return expired_; }
 
+    void set_probe(std::function<bool()> probe) { probe_ = std::move(probe); }
+
 private:
     void on_tick(const boost::system::error_code& ec) {
         if (ec || stopped_)
@@ -46,6 +50,8 @@ private:
         const auto now = std::chrono::steady_clock::now();
         if (*progress_ != seen_progress_) {
             seen_progress_ = *progress_;
+            last_change_ = now;
+        } else if (probe_ && probe_()) {
             last_change_ = now;
         } else if (now - last_change_ >= timeout_) {
             expired_ = true;
@@ -62,6 +68,7 @@ private:
     std::chrono::steady_clock::duration interval_;
     std::shared_ptr<const std::uint64_t> progress_;
     std::function<void()> on_expiry_;
+    std::function<bool()> probe_;
     std::uint64_t seen_progress_;
     std::chrono::steady_clock::time_point last_change_;
     bool expired_ = false;
@@ -80,6 +87,16 @@ peer_watchdog::peer_watchdog(const boost::asio::any_io_executor& executor,
 peer_watchdog::~peer_watchdog() {
     if (ticker_)
         ticker_->stop();
+}
+
+void peer_watchdog::set_activity_probe(std::function<bool()> probe) {
+    if (ticker_)
+        ticker_->set_probe(std::move(probe));
+}
+
+void peer_watchdog::clear_activity_probe() noexcept {
+    if (ticker_)
+        ticker_->set_probe(nullptr);
 }
 
 bool peer_watchdog::expired() const noexcept {

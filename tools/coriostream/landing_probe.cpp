@@ -1,0 +1,27 @@
+#include "landing_probe.hpp"
+
+#include <atomic>
+
+namespace coriostream {
+
+bool landing_probe::transfer_landed() noexcept {
+    std::atomic_ref<std::uint8_t> byte(marker_byte_);
+    auto seen = byte.load(std::memory_order_relaxed);
+    if (seen == marker_)
+        return true;
+    const bool overwritten = planted_ && seen != *planted_;
+    // Both canaries differ from the marker in one bit: neither can pass
+    // for the last transfer.
+    const auto canary = static_cast<std::uint8_t>(marker_ ^ (second_canary_ ? 0x40 : 0x80));
+    second_canary_ = !second_canary_;
+    if (byte.compare_exchange_strong(seen, canary, std::memory_order_relaxed)) {
+        planted_ = canary;
+        return overwritten;
+    }
+    // A transfer landed between the read and the exchange; the byte is its
+    // (maybe the marker), and no canary is in.
+    planted_.reset();
+    return true;
+}
+
+} // namespace coriostream
