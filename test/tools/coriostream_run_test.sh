@@ -738,6 +738,34 @@ loopback_busy)
   done
   ;;
 
+loopback_pacing)
+  # --loopback on one thread: a bandwidth row's writing half lets the
+  # reading half run every 256 KiB (writer_pacing.hpp). A writer that went
+  # on until its socket would block filled the reader's TCP window, and for
+  # transfers of 10-14 KiB Linux then often sent no window update when the
+  # reader emptied its queue: the writer waited out TCP's persist timer,
+  # about 200 ms each time (the 12k_bw row 30 times slower than 8k_bw).
+  # Counted, not timed: the writes that would block, each one such a full
+  # window, were 58-102 per row of 3,000 transfers before; with the pacing
+  # none did here.
+  command -v strace >/dev/null || { echo "SKIP: strace is not installed"; exit 77; }
+  for path in stream iomap; do
+    for size in 10240 12288 14336; do
+      what="--loopback $path -S $size"
+      # LeakSanitizer cannot run under ptrace (see the -B case above).
+      run_prefix=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+                  strace -f -qq -e trace=sendto,sendmsg,writev,write -o "$scratch/strace")
+      run --loopback --transport tcp --data-path "$path" -S "$size" -C 3000 -I 1
+      run_prefix=()
+      [[ $status == 0 ]] || fail "$what exited $status: $err"
+      check_table "$what" custom
+      full=$(grep -c 'EAGAIN' "$scratch/strace")
+      echo "$what: $full writes would block in 3000 transfers"
+      ((full <= 5)) || fail "$what: $full writes would block, over 5: the writer fills the window"
+    done
+  done
+  ;;
+
 *)
   echo "unknown case $case_name"
   exit 2

@@ -80,7 +80,8 @@ iomap_data_path::iomap_data_path(const transfer_context& context)
       attempts_(attempts_before_wait(context.polling, context.sharing)),
       looks_per_yield_(context.sharing == thread_sharing::stream_alone ? looks_per_yield_alone
                                                                        : looks_per_yield_shared),
-      yields_per_peer_check_(std::max(1, looks_per_peer_check / looks_per_yield_)) {}
+      yields_per_peer_check_(std::max(1, looks_per_peer_check / looks_per_yield_)),
+      pacing_(context.sharing) {}
 
 // Inline into run_test, with call_once, as stream_data_path::try_xfer is.
 [[gnu::always_inline]] inline std::optional<boost::asio::awaitable<void>>
@@ -243,14 +244,20 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
     // side's marking the next marker. The calls and the first looks at the
     // marker need no coroutine of their own unless they wait.
     std::uint8_t marker = 0;
+    const auto executor = co_await boost::asio::this_coro::executor;
+    const bool paced = pacing_.active() && test.transfer_count > 1;
     for (std::size_t i = 0; i < test.iterations; ++i) {
         for (const auto what : order) {
             if (what == io_call::write) {
                 // riostream's send_xfer: transfer_count riowrites, the last
                 // one carrying the marker.
                 for (std::size_t t = 1; t < test.transfer_count; ++t) {
-                    if (auto rest = try_call(io_call::iowrite, region))
+                    if (auto rest = try_call(io_call::iowrite, region)) {
                         co_await std::move(*rest);
+                        pacing_.peer_had_turn();
+                    } else if (paced && pacing_.turn_due(region.size())) {
+                        co_await boost::asio::post(executor, boost::asio::use_awaitable);
+                    }
                 }
                 mark_last_write(region, marker);
                 if (auto rest = try_call(io_call::iowrite, region))

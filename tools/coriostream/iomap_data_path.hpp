@@ -16,6 +16,7 @@
 #include "test_announcement.hpp"
 #include "transfer_context.hpp"
 #include "try_first_io.hpp"
+#include "writer_pacing.hpp"
 
 namespace coriostream {
 
@@ -87,6 +88,8 @@ private:
     int looks_per_yield_;
     /// Bursts of looks between two peer_gone calls in one wait.
     int yields_per_peer_check_;
+    /// Turns for a peer on this stream's threads during a bandwidth row.
+    writer_pacing pacing_;
     /// riostream's sync_test sends and receives 16 bytes of its transfer
     /// buffer, whose content riostream never looks at; buffers of their own
     /// keep them away from the mapped bytes (and the buffer of a -S 1 test),

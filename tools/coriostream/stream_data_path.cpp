@@ -3,6 +3,10 @@
 #include <array>
 #include <utility>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "run_error.hpp"
 #include "test_announcement.hpp"
 
@@ -11,7 +15,8 @@ namespace coriostream {
 stream_data_path::stream_data_path(const transfer_context& context)
     : context_(context), send_call_(call_name(context.transport, "send")),
       recv_call_(call_name(context.transport, "recv")),
-      attempts_(attempts_before_wait(context.polling, context.sharing)) {}
+      attempts_(attempts_before_wait(context.polling, context.sharing)),
+      pacing_(context.sharing) {}
 
 // Inline: every transfer ends here, nearly all of them inside try_xfer.
 inline void stream_data_path::end_xfer(io_call what, std::span<std::uint8_t> data, bool timed,
@@ -47,6 +52,7 @@ stream_data_path::try_xfer(io_call what, std::span<std::uint8_t> data, bool time
 }
 
 boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_case& test) {
+    const auto executor = co_await boost::asio::this_coro::executor;
     // The client sends first, the server answers.
     const auto order = context_.is_client ? std::array{io_call::write, io_call::read}
                                           : std::array{io_call::read, io_call::write};
@@ -74,6 +80,8 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
         const std::size_t transfer_count = timed ? test.transfer_count : 1;
         for (const auto what : order) {
             const auto data = timed ? test_data : what == io_call::write ? sync_out : sync_in;
+            // Only a bandwidth row's writes can fill the peer's window.
+            const bool paced = pacing_.active() && what == io_call::write && transfer_count > 1;
             for (std::size_t t = 0; t < transfer_count; ++t) {
                 // The call nearly always goes through at once: no coroutine
                 // is made for it then, and one that waits is rest_of_all's
@@ -81,6 +89,9 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
                 if (auto rest = try_xfer(what, data, timed)) {
                     const auto ec = co_await std::move(*rest);
                     end_xfer(what, data, timed, ec);
+                    pacing_.peer_had_turn();
+                } else if (paced && pacing_.turn_due(data.size())) {
+                    co_await boost::asio::post(executor, boost::asio::use_awaitable);
                 }
             }
         }

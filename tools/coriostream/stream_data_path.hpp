@@ -13,6 +13,7 @@
 #include "test_announcement.hpp"
 #include "transfer_context.hpp"
 #include "try_first_io.hpp"
+#include "writer_pacing.hpp"
 
 namespace coriostream {
 
@@ -52,6 +53,8 @@ private:
     std::string recv_call_;
     /// try_all's attempts in this poll mode, asked once, not per transfer.
     int attempts_;
+    /// Turns for a peer on this stream's threads during a bandwidth row.
+    writer_pacing pacing_;
     /// rstream's 16 sync bytes, sent and received, apart from the transfer
     /// buffer so that an announcement never travels in a test's data.
     test_announcement::bytes_type sync_out_{};
