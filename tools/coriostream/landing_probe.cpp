@@ -7,8 +7,14 @@ namespace coriostream {
 bool landing_probe::transfer_landed() noexcept {
     std::atomic_ref<std::uint8_t> byte(marker_byte_);
     auto seen = byte.load(std::memory_order_relaxed);
-    if (seen == marker_)
-        return true;
+    if (seen == marker_) {
+        // The last transfer landed: progress once. With --notify message the
+        // notice must follow it, and a peer that never sends one (riostream,
+        // which only writes the marker) must still meet --timeout.
+        const bool first_look = !marker_seen_;
+        marker_seen_ = true;
+        return first_look;
+    }
     const bool overwritten = planted_ && seen != *planted_;
     // Both canaries differ from the marker in one bit: neither can pass
     // for the last transfer.

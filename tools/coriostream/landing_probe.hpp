@@ -36,9 +36,9 @@ public:
         : marker_byte_(marker_byte), marker_(marker) {}
 
     /// True when a transfer landed since the previous call: the marker
-    /// arrived, or a canary this object put in has been overwritten. The
-    /// first call can only plant a canary, and says false unless the marker
-    /// is there.
+    /// arrived (said once), or a canary this object put in has been
+    /// overwritten. The first call can only plant a canary, and says false
+    /// unless the marker is there.
     bool transfer_landed() noexcept;
 
 private:
@@ -46,6 +46,7 @@ private:
     std::uint8_t marker_;
     std::optional<std::uint8_t> planted_;
     bool second_canary_ = false;
+    bool marker_seen_ = false;
 };
 
 } // namespace coriostream
