@@ -101,9 +101,21 @@ BOOST_AUTO_TEST_CASE(noted_progress_is_not_asked_about) {
 }
 
 BOOST_AUTO_TEST_CASE(a_zero_timeout_takes_a_probe_and_never_expires) {
+    // --timeout 0 turns the watchdog off: no timer keeps the io_context
+    // busy (run_for returns at once, not after 2 s), the probe is never
+    // asked, and nothing expires however long the wait.
     boost::asio::io_context io;
-    peer_watchdog watchdog(io.get_executor(), 0s, [] {});
-    const peer_watchdog::probe_scope probed(watchdog, [] { return false; });
-    run_for(io, 200ms);
+    int expiries = 0;
+    int questions = 0;
+    peer_watchdog watchdog(io.get_executor(), 0s, [&] { ++expiries; });
+    const peer_watchdog::probe_scope probed(watchdog, [&] {
+        ++questions;
+        return false;
+    });
+    const auto start = std::chrono::steady_clock::now();
+    run_for(io, 2s);
+    BOOST_TEST((std::chrono::steady_clock::now() - start < 1s));
     BOOST_TEST(!watchdog.expired());
+    BOOST_TEST(expiries == 0);
+    BOOST_TEST(questions == 0);
 }

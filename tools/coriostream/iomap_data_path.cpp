@@ -18,6 +18,7 @@
 #include <corio/iomap_registration.hpp>
 #include <corio/memlock_limit.hpp>
 
+#include "landing_probe.hpp"
 #include "run_error.hpp"
 #include "test_announcement.hpp"
 

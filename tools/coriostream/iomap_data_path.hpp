@@ -11,7 +11,6 @@
 #include <boost/system/error_code.hpp>
 
 #include "data_path.hpp"
-#include "landing_probe.hpp"
 #include "peer_watchdog.hpp"
 #include "test_announcement.hpp"
 #include "transfer_context.hpp"
@@ -19,6 +18,8 @@
 #include "writer_pacing.hpp"
 
 namespace coriostream {
+
+class landing_probe;
 
 /// riostream's protocol (rdma-core's librdmacm/examples/riostream.c). Per
 /// test, each side maps the first transfer_size bytes of its buffer at
