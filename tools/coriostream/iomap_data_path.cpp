@@ -73,6 +73,21 @@ void store_marker(std::uint8_t& byte, std::uint8_t value) noexcept {
     std::atomic_ref<std::uint8_t>(byte).store(value, std::memory_order_relaxed);
 }
 
+/// While it lives, the watchdog counts transfers landing in a receiver's
+/// mapping as progress: a bandwidth row's transfers land without a word to
+/// this end, and a row longer than --timeout must not time out.
+class watched_landings {
+public:
+    watched_landings(peer_watchdog& watchdog, std::uint8_t& marker_byte, std::uint8_t marker)
+        : landings_(marker_byte, marker),
+          scope_(watchdog, [this] { return landings_.transfer_landed(); }) {}
+
+private:
+    landing_probe landings_;
+    // Last: it asks landings_, so it must go first.
+    peer_watchdog::probe_scope scope_;
+};
+
 } // namespace
 
 iomap_data_path::iomap_data_path(const transfer_context& context)
@@ -129,18 +144,10 @@ bool iomap_data_path::marker_arrived(std::uint8_t& marker_byte, std::uint8_t mar
     return false;
 }
 
-peer_watchdog::probe_scope iomap_data_path::watch_landings(landing_probe& landings) {
-    return {context_.watchdog, [&landings] { return landings.transfer_landed(); }};
-}
-
 boost::asio::awaitable<void> iomap_data_path::wait_for_marker(std::uint8_t& marker_byte,
                                                               std::uint8_t marker) {
     const auto executor = co_await boost::asio::this_coro::executor;
-    // A bandwidth row's transfers land without a word to this end: the
-    // watchdog learns of them from the marker byte, or it would give up on a
-    // peer busy writing a row that lasts longer than --timeout.
-    landing_probe landings(marker_byte, marker);
-    const auto watched = watch_landings(landings);
+    const watched_landings watched(context_.watchdog, marker_byte, marker);
     int yields_to_check = yields_per_peer_check_;
     do {
         // riostream spins forever; the watchdog ends a wait for a peer that
@@ -274,10 +281,8 @@ boost::asio::awaitable<transfer_timing> iomap_data_path::run_test(const test_cas
             } else if (context_.notify == notify_method::message) {
                 std::array<std::uint8_t, 1> notice{};
                 if (auto rest = try_call(io_call::read, notice)) {
-                    // As in wait_for_marker: the transfers before the notice
-                    // are progress too.
-                    landing_probe landings(region.back(), marker);
-                    const auto watched = watch_landings(landings);
+                    // The transfers before the notice are progress too.
+                    const watched_landings watched(context_.watchdog, region.back(), marker);
                     co_await std::move(*rest);
                 }
                 if (notice[0] != marker)

@@ -19,8 +19,6 @@
 
 namespace coriostream {
 
-class landing_probe;
-
 /// riostream's protocol (rdma-core's librdmacm/examples/riostream.c). Per
 /// test, each side maps the first transfer_size bytes of its buffer at
 /// offset 0 (riomap; RDMA_IOMAPSIZE is 1), sets the buffer's last byte, the
@@ -68,9 +66,6 @@ private:
     /// Waits for the marker after a first burst of looks missed it, yielding
     /// between bursts.
     boost::asio::awaitable<void> wait_for_marker(std::uint8_t& marker_byte, std::uint8_t marker);
-    /// Lets the watchdog count `landings` as progress while the scope
-    /// lives: for the waits of a row's receiving end.
-    peer_watchdog::probe_scope watch_landings(landing_probe& landings);
     /// The stream's end (eof) or error when the peer has gone and its
     /// marker may never come; nothing while the connection stands.
     boost::system::error_code peer_gone();
