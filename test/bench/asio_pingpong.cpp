@@ -50,7 +50,11 @@ std::string unit_string(long long value, long long base, const char* units) {
         divisor *= base;
         ++unit;
     }
-    char text[32];
+    // Room for the widest "%lld.%lld%c" (20 + 1 + 20 + 1 and the NUL), not
+    // only the widest this function writes: GCC's format check, an error
+    // under -Werror, does not always see that tenth has one digit (with
+    // -Db_coverage=true it did not).
+    char text[48];
     if (unit == 0) {
         std::snprintf(text, sizeof text, "%lld", value);
     } else {
