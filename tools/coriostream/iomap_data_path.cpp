@@ -81,10 +81,14 @@ public:
     watched_landings(peer_watchdog& watchdog, std::uint8_t& marker_byte, std::uint8_t marker)
         : landings_(marker_byte, marker),
           scope_(watchdog, [this] { return landings_.transfer_landed(); }) {}
+    // The scope's probe holds `this`.
+    watched_landings(const watched_landings&) = delete;
+    watched_landings& operator=(const watched_landings&) = delete;
 
 private:
     landing_probe landings_;
-    // Last: it asks landings_, so it must go first.
+    // Declared last, so destroyed first: the watchdog must stop asking
+    // landings_ before it goes.
     peer_watchdog::probe_scope scope_;
 };
 
