@@ -141,8 +141,17 @@ void run(const asio::ip::address& address, const waiting& how) {
         asio::co_spawn(client_io, ping(acceptor.local_endpoint(), transport), asio::use_future);
     std::thread server_thread([&] { server_io.run(); });
     client_io.run();
+    std::chrono::nanoseconds elapsed{};
+    try {
+        elapsed = pinged.get();
+    } catch (...) {
+        // A client that failed before it connected leaves the server in async_accept, whose
+        // thread would otherwise never return.
+        server_io.stop();
+        server_thread.join();
+        throw;
+    }
     server_thread.join();
-    const auto elapsed = pinged.get();
     const auto counts = served.get();
     const double micros = std::chrono::duration<double, std::micro>(elapsed).count();
     std::cout << how.label() << ": " << round_trips << " round trips of " << message_size
