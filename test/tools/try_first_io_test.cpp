@@ -35,6 +35,15 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
+/// Two connected streams in non_blocking mode, as a session puts its
+/// stream before the data paths' first call.
+asio::awaitable<std::pair<corio::stream, corio::stream>> make_non_blocking_pair() {
+    auto pair = co_await corio::test::make_tcp_stream_pair();
+    pair.first.non_blocking(true);
+    pair.second.non_blocking(true);
+    co_return pair;
+}
+
 /// `what` over all of `data` the way the data paths make it.
 asio::awaitable<boost::system::error_code> all(corio::stream& stream, io_call what,
                                                std::span<std::uint8_t> data) {
@@ -48,7 +57,7 @@ asio::awaitable<boost::system::error_code> all(corio::stream& stream, io_call wh
 } // namespace
 
 CORIO_COROUTINE_TEST_CASE(a_call_that_can_go_through_finishes_without_waiting) {
-    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
+    auto [client, server] = co_await make_non_blocking_pair();
     std::vector<std::uint8_t> sent(64);
     std::iota(sent.begin(), sent.end(), std::uint8_t{1});
     std::vector<std::uint8_t> received(64);
@@ -70,7 +79,7 @@ CORIO_COROUTINE_TEST_CASE(a_call_that_can_go_through_finishes_without_waiting) {
 }
 
 CORIO_COROUTINE_TEST_CASE(rest_of_all_finishes_a_write_that_filled_the_socket) {
-    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
+    auto [client, server] = co_await make_non_blocking_pair();
     // Far more than the loopback sockets' buffers hold while no one reads:
     // the write stops part way.
     std::vector<std::uint8_t> sent(16 << 20);
@@ -92,7 +101,7 @@ CORIO_COROUTINE_TEST_CASE(rest_of_all_finishes_a_write_that_filled_the_socket) {
 }
 
 CORIO_COROUTINE_TEST_CASE(a_read_the_peer_ends_first_fails_with_eof) {
-    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
+    auto [client, server] = co_await make_non_blocking_pair();
     std::vector<std::uint8_t> sent(10, 0x5a);
     BOOST_TEST(!(co_await all(client, io_call::write, sent)));
     client.close();
@@ -127,7 +136,7 @@ BOOST_AUTO_TEST_CASE(a_stream_whose_peer_waits_for_its_thread_calls_once) {
 }
 
 CORIO_COROUTINE_TEST_CASE(calls_made_again_keep_what_moved_and_end_without_an_error) {
-    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
+    auto [client, server] = co_await make_non_blocking_pair();
     std::vector<std::uint8_t> sent(64);
     std::iota(sent.begin(), sent.end(), std::uint8_t{7});
     BOOST_TEST(!(co_await all(client, io_call::write, sent)));
@@ -153,7 +162,7 @@ CORIO_COROUTINE_TEST_CASE(calls_made_again_keep_what_moved_and_end_without_an_er
 }
 
 CORIO_COROUTINE_TEST_CASE(a_call_made_again_takes_what_arrives_meanwhile) {
-    auto [client, server] = co_await corio::test::make_tcp_stream_pair();
+    auto [client, server] = co_await make_non_blocking_pair();
     std::vector<std::uint8_t> sent(64);
     std::iota(sent.begin(), sent.end(), std::uint8_t{3});
     std::vector<std::uint8_t> received(sent.size());
@@ -179,4 +188,21 @@ CORIO_COROUTINE_TEST_CASE(a_call_made_again_takes_what_arrives_meanwhile) {
     BOOST_TEST(!ec);
     BOOST_TEST(done == sent.size());
     BOOST_TEST((received == sent));
+}
+
+// A stream closed under the data path (the watchdog's close) ends the call
+// with bad_descriptor at once, whether or not it had gone through a wait.
+CORIO_COROUTINE_TEST_CASE(a_closed_stream_ends_the_call_with_bad_descriptor) {
+    auto [client, server] = co_await make_non_blocking_pair();
+    std::vector<std::uint8_t> data(64);
+    std::size_t done = 0;
+    boost::system::error_code ec;
+    server.close();
+    BOOST_TEST(coriostream::try_all(server, io_call::read, data, 0, done, ec));
+    BOOST_TEST((ec == asio::error::bad_descriptor));
+    BOOST_TEST(done == 0u);
+
+    client.close();
+    ec = co_await coriostream::rest_of_all(client, io_call::write, data, 0, 0);
+    BOOST_TEST((ec == asio::error::bad_descriptor));
 }

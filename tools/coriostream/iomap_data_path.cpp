@@ -177,7 +177,8 @@ boost::system::error_code iomap_data_path::peer_gone() {
     // handshake is over, and the peer's next bytes come after this end's
     // answer), so bytes there are left for the read that expects them; only
     // the end of the stream or an error means anything. The stream is in
-    // non_blocking mode since the handshake: the peek never waits.
+    // non_blocking mode for the whole run (session::run): the peek never
+    // waits.
     std::uint8_t byte = 0;
     boost::system::error_code ec;
     context_.stream.receive(boost::asio::buffer(&byte, 1), boost::asio::socket_base::message_peek,

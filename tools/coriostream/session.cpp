@@ -8,6 +8,7 @@
 
 #include "iomap_data_path.hpp"
 #include "peer_watchdog.hpp"
+#include "run_error.hpp"
 #include "stream_data_path.hpp"
 #include "transfer_context.hpp"
 
@@ -40,6 +41,13 @@ session::session(corio::stream stream, bool is_client, const session_settings& s
 
 boost::asio::awaitable<void> session::run(const connection_plan& plan, stream_group& group) {
     buffer_.assign(largest_transfer(plan), 0);
+    // The data paths try each call first and wait only when it would block
+    // (try_first_io.hpp): the stream stays in non_blocking mode for the
+    // whole run, set here once instead of checked before every call.
+    boost::system::error_code ec;
+    stream_.non_blocking(true, ec);
+    if (ec)
+        throw run_error("non_blocking: " + ec.message());
     for (std::size_t index = 0; index < plan.tests.size(); ++index) {
         const auto& test = plan.tests[index];
         co_await group.start_test(index, test);

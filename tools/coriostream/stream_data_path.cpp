@@ -19,7 +19,8 @@ stream_data_path::stream_data_path(const transfer_context& context)
       pacing_(context.sharing) {}
 
 // Inline: every transfer ends here, nearly all of them inside try_xfer.
-inline void stream_data_path::end_xfer(io_call what, std::span<std::uint8_t> data, bool timed,
+template <io_call what>
+inline void stream_data_path::end_xfer(std::span<std::uint8_t> data, bool timed,
                                        const boost::system::error_code& ec) {
     if (ec) [[unlikely]]
         throw_transfer_error(context_, ec, what == io_call::write ? send_call_ : recv_call_);
@@ -39,15 +40,16 @@ void stream_data_path::verify_received(std::span<const std::uint8_t> data) const
 // their frames and the returned optional cost 23 instructions per 64-byte
 // transfer (host callgrind, doc/performance.md, session 20; the stream's
 // read_some and write_some, inlined too, saved 13 more).
+template <io_call what>
 [[gnu::always_inline]] inline std::optional<boost::asio::awaitable<boost::system::error_code>>
-stream_data_path::try_xfer(io_call what, std::span<std::uint8_t> data, bool timed) {
+stream_data_path::try_xfer(std::span<std::uint8_t> data, bool timed) {
     if (what == io_call::write && context_.verify)
         context_.pattern.format(data);
     std::size_t done = 0;
     boost::system::error_code ec;
     if (!try_all(context_.stream, what, data, 0, done, ec, attempts_))
         return rest_of_all(context_.stream, what, data, 0, done);
-    end_xfer(what, data, timed, ec);
+    end_xfer<what>(data, timed, ec);
     return std::nullopt;
 }
 
@@ -80,18 +82,33 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
         const std::size_t transfer_count = timed ? test.transfer_count : 1;
         for (const auto what : order) {
             const auto data = timed ? test_data : what == io_call::write ? sync_out : sync_in;
-            // Only a bandwidth row's writes can fill the peer's window.
-            const bool paced = pacing_.active() && what == io_call::write && transfer_count > 1;
-            for (std::size_t t = 0; t < transfer_count; ++t) {
-                // The call nearly always goes through at once: no coroutine
-                // is made for it then, and one that waits is rest_of_all's
-                // alone, not one of this class's around it as well.
-                if (auto rest = try_xfer(what, data, timed)) {
-                    const auto ec = co_await std::move(*rest);
-                    end_xfer(what, data, timed, ec);
-                    pacing_.peer_had_turn();
-                } else if (paced && pacing_.turn_due(data.size())) {
-                    co_await boost::asio::post(executor, boost::asio::use_awaitable);
+            // One loop per direction, each with its calls known at compile
+            // time: a direction tested in every transfer's calls cost 11
+            // instructions per 64-byte transfer (host callgrind,
+            // doc/performance.md, session 48).
+            if (what == io_call::write) {
+                // Only a bandwidth row's writes can fill the peer's window.
+                const bool paced = pacing_.active() && transfer_count > 1;
+                for (std::size_t t = 0; t < transfer_count; ++t) {
+                    // The call nearly always goes through at once: no
+                    // coroutine is made for it then, and one that waits is
+                    // rest_of_all's alone, not one of this class's around it
+                    // as well.
+                    if (auto rest = try_xfer<io_call::write>(data, timed)) {
+                        const auto ec = co_await std::move(*rest);
+                        end_xfer<io_call::write>(data, timed, ec);
+                        pacing_.peer_had_turn();
+                    } else if (paced && pacing_.turn_due(data.size())) {
+                        co_await boost::asio::post(executor, boost::asio::use_awaitable);
+                    }
+                }
+            } else {
+                for (std::size_t t = 0; t < transfer_count; ++t) {
+                    if (auto rest = try_xfer<io_call::read>(data, timed)) {
+                        const auto ec = co_await std::move(*rest);
+                        end_xfer<io_call::read>(data, timed, ec);
+                        pacing_.peer_had_turn();
+                    }
                 }
             }
         }

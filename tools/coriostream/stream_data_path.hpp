@@ -39,12 +39,13 @@ private:
     /// progress line), else rest_of_all's coroutine that finishes it, whose
     /// error the caller hands to end_xfer. Only a transfer that waits costs
     /// a coroutine.
+    template <io_call what>
     std::optional<boost::asio::awaitable<boost::system::error_code>>
-    try_xfer(io_call what, std::span<std::uint8_t> data, bool timed);
+    try_xfer(std::span<std::uint8_t> data, bool timed);
     /// A finished transfer's error if any, else its progress and
     /// verification.
-    void end_xfer(io_call what, std::span<std::uint8_t> data, bool timed,
-                  const boost::system::error_code& ec);
+    template <io_call what>
+    void end_xfer(std::span<std::uint8_t> data, bool timed, const boost::system::error_code& ec);
     /// -T v: throws run_error at the first byte that is not the pattern's.
     void verify_received(std::span<const std::uint8_t> data) const;
 

@@ -24,9 +24,14 @@ namespace coriostream {
 // the calls without waiting and returns true when it finished (all of
 // `data` moved, or `ec` set); when it returns false, the call would block
 // after `done` bytes and the caller co_awaits rest_of_all from there. Both
-// put the stream in non_blocking mode, which changes none of its async
-// operations.
+// need the stream in non_blocking mode, which changes none of its async
+// operations; session::run puts it there once for the whole run. On a
+// stream still blocking, each call would wait: checking the mode before
+// every call cost 7 instructions per 64-byte transfer (host callgrind,
+// doc/performance.md, session 48). A closed stream ends them with
+// bad_descriptor in either mode.
 //
+//     stream.non_blocking(true);
 //     std::size_t done = 0;
 //     boost::system::error_code ec;
 //     if (!try_all(stream, io_call::write, data, 0, done, ec))
@@ -45,7 +50,9 @@ namespace detail {
                                                     std::span<std::uint8_t> data, off_t offset,
                                                     std::size_t done,
                                                     boost::system::error_code& ec) {
-    const auto rest = boost::asio::buffer(data.data(), data.size()) + done;
+    // Made directly, not as buffer(data) + done, whose clamp to the size
+    // the loop's condition already makes.
+    const boost::asio::mutable_buffer rest(data.data() + done, data.size() - done);
     switch (what) {
     case io_call::write:
         return stream.write_some(boost::asio::const_buffer(rest), ec);
@@ -71,11 +78,6 @@ namespace detail {
                                            std::span<std::uint8_t> data, off_t offset,
                                            std::size_t& done, boost::system::error_code& ec,
                                            int attempts = 1) {
-    if (!stream.non_blocking()) [[unlikely]] {
-        stream.non_blocking(true, ec);
-        if (ec)
-            return true;
-    }
     while (done < data.size()) {
         done += detail::call_once(stream, what, data, offset, done, ec);
         // Success first: testing an error_code is one flag, comparing it
