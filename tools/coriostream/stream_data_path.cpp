@@ -83,8 +83,8 @@ boost::asio::awaitable<transfer_timing> stream_data_path::run_test(const test_ca
         for (const auto what : order) {
             const auto data = timed ? test_data : what == io_call::write ? sync_out : sync_in;
             // One loop per direction, each with its calls known at compile
-            // time: a direction tested in every transfer's calls cost 11
-            // instructions per 64-byte transfer (host callgrind,
+            // time: a direction tested in every call cost 11 instructions a
+            // call (host callgrind, 64-byte transfers,
             // doc/performance.md, session 48).
             if (what == io_call::write) {
                 // Only a bandwidth row's writes can fill the peer's window.

@@ -27,7 +27,7 @@ namespace coriostream {
 // need the stream in non_blocking mode, which changes none of its async
 // operations; session::run puts it there once for the whole run. On a
 // stream still blocking, each call would wait: checking the mode before
-// every call cost 7 instructions per 64-byte transfer (host callgrind,
+// every call cost 7 instructions a call (host callgrind, 64-byte transfers,
 // doc/performance.md, session 48). A closed stream ends them with
 // bad_descriptor in either mode.
 //
