@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -195,35 +196,25 @@ error_code socket_base::v6_only::query(const socket_ops& ops, int fd) {
     return get_bool(ops, fd, IPPROTO_IPV6, IPV6_V6ONLY, value_);
 }
 
-error_code socket_base::sq_size::apply(const socket_ops& ops, int fd) const {
+template <int Name>
+error_code socket_base::rdma_queue_option<Name>::apply(const socket_ops& ops, int fd) const {
     if (!in_range(value_, 0, max_value))
         return boost::asio::error::invalid_argument;
-    return set_rdma_u32(ops, fd, rdma_sqsize, value_);
+    return set_rdma_u32(ops, fd, Name, value_);
 }
 
-error_code socket_base::sq_size::query(const socket_ops& ops, int fd) {
-    return get_rdma(ops, fd, rdma_sqsize, value_);
+template <int Name>
+error_code socket_base::rdma_queue_option<Name>::query(const socket_ops& ops, int fd) {
+    return get_rdma(ops, fd, Name, value_);
 }
 
-error_code socket_base::rq_size::apply(const socket_ops& ops, int fd) const {
-    if (!in_range(value_, 0, max_value))
-        return boost::asio::error::invalid_argument;
-    return set_rdma_u32(ops, fd, rdma_rqsize, value_);
-}
-
-error_code socket_base::rq_size::query(const socket_ops& ops, int fd) {
-    return get_rdma(ops, fd, rdma_rqsize, value_);
-}
-
-error_code socket_base::inline_size::apply(const socket_ops& ops, int fd) const {
-    if (!in_range(value_, 0, max_value))
-        return boost::asio::error::invalid_argument;
-    return set_rdma_u32(ops, fd, rdma_inline, value_);
-}
-
-error_code socket_base::inline_size::query(const socket_ops& ops, int fd) {
-    return get_rdma(ops, fd, rdma_inline, value_);
-}
+static_assert(std::is_same_v<socket_base::sq_size, socket_base::rdma_queue_option<rdma_sqsize>>);
+static_assert(std::is_same_v<socket_base::rq_size, socket_base::rdma_queue_option<rdma_rqsize>>);
+static_assert(
+    std::is_same_v<socket_base::inline_size, socket_base::rdma_queue_option<rdma_inline>>);
+template class socket_base::rdma_queue_option<rdma_sqsize>;
+template class socket_base::rdma_queue_option<rdma_rqsize>;
+template class socket_base::rdma_queue_option<rdma_inline>;
 
 error_code socket_base::iomap_size::apply(const socket_ops& ops, int fd) const {
     if (!in_range(value_, 0, max_value))

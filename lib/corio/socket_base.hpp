@@ -309,11 +309,13 @@ struct socket_base {
         bool value_;
     };
 
-    /// RDMA_SQSIZE: send queue entries. Valid: 0 to max_value (rsockets keep
-    /// it in 16 bits). When the queue pair is made, rsockets raise it to at
-    /// least 16 and lower it to what the device allows, and a query after
-    /// connect shows the result.
-    class sq_size {
+    /// The form the three queue-pair sizes below share: an int from 0 to
+    /// max_value (rsockets keep it in 16 bits), for rsockets only, before
+    /// connect or listen. `Name` is the rsocket option's number
+    /// (RDMA_SQSIZE, RDMA_RQSIZE, RDMA_INLINE), which socket_base.cpp checks
+    /// against <rdma/rsocket.h> so that this header need not include it.
+    template <int Name>
+    class rdma_queue_option {
     public:
         /// True: only rsockets take this option, and only before connect or listen.
         static constexpr bool rdma_only = true;
@@ -321,7 +323,7 @@ struct socket_base {
         static constexpr int max_value = 0xfffe;
 
         /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
-        explicit sq_size(int v = 0) noexcept : value_(v) {}
+        explicit rdma_queue_option(int v = 0) noexcept : value_(v) {}
         /// The value to set, or the one get_option read back.
         int value() const noexcept { return value_; }
 
@@ -335,56 +337,19 @@ struct socket_base {
     private:
         int value_;
     };
+
+    /// RDMA_SQSIZE: send queue entries. When the queue pair is made,
+    /// rsockets raise it to at least 16 and lower it to what the device
+    /// allows, and a query after connect shows the result.
+    using sq_size = rdma_queue_option<0>;
 
     /// RDMA_RQSIZE: receive queue entries, bounded and adjusted like sq_size.
-    class rq_size {
-    public:
-        /// True: only rsockets take this option, and only before connect or listen.
-        static constexpr bool rdma_only = true;
-        /// The largest value apply() accepts.
-        static constexpr int max_value = 0xfffe;
-
-        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
-        explicit rq_size(int v = 0) noexcept : value_(v) {}
-        /// The value to set, or the one get_option read back.
-        int value() const noexcept { return value_; }
-
-        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
-        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
-        /// call's error, if any.
-        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
-        /// Reads the option of descriptor `fd` through `ops` into this object.
-        boost::system::error_code query(const detail::socket_ops& ops, int fd);
-
-    private:
-        int value_;
-    };
+    using rq_size = rdma_queue_option<1>;
 
     /// RDMA_INLINE: the largest send, in bytes, carried inline in the work
-    /// request. Valid: 0 to max_value. The device may grant less when the
-    /// queue pair is made; a query after connect shows what it granted.
-    class inline_size {
-    public:
-        /// True: only rsockets take this option, and only before connect or listen.
-        static constexpr bool rdma_only = true;
-        /// The largest value apply() accepts.
-        static constexpr int max_value = 0xfffe;
-
-        /// An option holding `v`: to set, or default-constructed to be filled in by get_option.
-        explicit inline_size(int v = 0) noexcept : value_(v) {}
-        /// The value to set, or the one get_option read back.
-        int value() const noexcept { return value_; }
-
-        /// Validates the value and sets it on descriptor `fd` through the transport's `ops`:
-        /// boost::asio::error::invalid_argument for a value out of range, before any call; else the
-        /// call's error, if any.
-        boost::system::error_code apply(const detail::socket_ops& ops, int fd) const;
-        /// Reads the option of descriptor `fd` through `ops` into this object.
-        boost::system::error_code query(const detail::socket_ops& ops, int fd);
-
-    private:
-        int value_;
-    };
+    /// request. The device may grant less when the queue pair is made; a
+    /// query after connect shows what it granted.
+    using inline_size = rdma_queue_option<2>;
 
     /// RDMA_IOMAPSIZE: how many riomap mappings the peer may publish to this
     /// socket. rsockets send it to the peer as one byte, so they round it:
@@ -464,6 +429,11 @@ struct socket_base {
         bool too_many_ = false;
     };
 };
+
+// Their members are defined, and these three instantiated, in socket_base.cpp.
+extern template class socket_base::rdma_queue_option<0>;
+extern template class socket_base::rdma_queue_option<1>;
+extern template class socket_base::rdma_queue_option<2>;
 
 /// What set_option and get_option accept: an option that can be applied to
 /// and queried from a descriptor through an ops table, and that says whether
