@@ -77,6 +77,13 @@ static_assert(socket_base::iomap_size::rounded(32512) == 32512);
 static_assert(!std::is_convertible_v<socket_base::no_delay, bool>);
 static_assert(!std::is_convertible_v<int, socket_base::sq_size>);
 
+// The three queue sizes are one class template, and still three types: one
+// cannot be handed where another is meant.
+static_assert(!std::is_same_v<socket_base::sq_size, socket_base::rq_size>);
+static_assert(!std::is_same_v<socket_base::sq_size, socket_base::inline_size>);
+static_assert(!std::is_same_v<socket_base::rq_size, socket_base::inline_size>);
+static_assert(!std::is_convertible_v<socket_base::sq_size, socket_base::rq_size>);
+
 namespace {
 
 const auto& ops = posix_socket_ops;
